@@ -1,0 +1,47 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/schemas"
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// Options is one checking run as a user asks for it.
+type Options struct {
+	Target   string        // the runner's origin
+	Origin   string        // --origin
+	Execute  bool          // --execute
+	Timeout  time.Duration // per request
+	Patience time.Duration // see Config.Patience
+	Headers  http.Header   // --header
+	Rules    []string      // selection patterns; none selects all
+	Schemas  *schemas.Set  // nil: the embedded set
+}
+
+// Check runs the selected rules against a runner. An error means the runner
+// could not be checked at all.
+func Check(ctx context.Context, o Options) (*Env, []Result, error) {
+	base, err := wire.ParseTarget(o.Target)
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Schemas == nil {
+		if o.Schemas, err = schemas.Embedded(); err != nil {
+			return nil, nil, fmt.Errorf("the embedded schemas do not compile: %w", err)
+		}
+	}
+	rules := Select(All(), o.Rules)
+	if len(rules) == 0 {
+		return nil, nil, fmt.Errorf("no rule matches %v; `postern-conformance list` shows the IDs", o.Rules)
+	}
+	client := wire.New(base, wire.Options{Timeout: o.Timeout, Headers: o.Headers})
+	env, err := NewEnv(ctx, Config{Client: client, Schemas: o.Schemas, Origin: o.Origin, Execute: o.Execute, Patience: o.Patience})
+	if err != nil {
+		return nil, nil, err
+	}
+	return env, Run(ctx, env, rules), nil
+}

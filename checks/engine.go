@@ -1,0 +1,82 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// Result is what one rule came to.
+type Result struct {
+	Rule      *Rule
+	Outcome   Outcome
+	Findings  []Finding // why it failed or warned
+	Reason    string    // why it was skipped, or what went wrong in the checker
+	Notes     []string
+	Exchanges []*wire.Exchange // every request the probe sent
+	Elapsed   time.Duration
+}
+
+// Run evaluates rules against the runner in env: every rule yields exactly
+// one Result, in the order given, sweep rules evaluated last.
+func Run(ctx context.Context, env *Env, rules []*Rule) []Result {
+	env.selected = rules
+	out := make([]Result, len(rules))
+	for pass := 0; pass < 2; pass++ {
+		for i, r := range rules {
+			if r.Sweep == (pass == 1) {
+				out[i] = evaluate(ctx, env, r)
+			}
+		}
+	}
+	return out
+}
+
+func evaluate(ctx context.Context, env *Env, r *Rule) (res Result) {
+	res.Rule = r
+	if why := gate(env, r); why != "" {
+		res.Outcome, res.Reason = Skip, why
+		return res
+	}
+	t := &T{Ctx: ctx, Env: env, Rule: r}
+	start := time.Now()
+	defer func() {
+		res.Elapsed = time.Since(start)
+		res.Exchanges, res.Notes = t.sent, t.notes
+		if p := recover(); p != nil {
+			res.Outcome = Error
+			res.Reason = fmt.Sprintf("the checker failed evaluating this rule: %v\n%s", p, debug.Stack())
+		}
+	}()
+	r.Probe(t)
+	switch {
+	case len(t.findings) > 0:
+		res.Outcome, res.Findings = r.Strength(), t.findings
+	case t.skip != "":
+		res.Outcome, res.Reason = Skip, t.skip
+	default:
+		res.Outcome = Pass
+	}
+	return res
+}
+
+// gate returns why r cannot run here, or "".
+func gate(env *Env, r *Rule) string {
+	if r.Level > 1 {
+		if env.Level == 0 {
+			return fmt.Sprintf("a Level %d rule, and status declares no level 1–3", r.Level)
+		}
+		if r.Level > env.Level {
+			return fmt.Sprintf("a Level %d rule; the runner declares Level %d", r.Level, env.Level)
+		}
+	}
+	for _, n := range r.Needs {
+		if why := n.Check(env); why != "" {
+			return why
+		}
+	}
+	return ""
+}

@@ -1,0 +1,152 @@
+package checks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/schemas"
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// Config is what a user tells the checker.
+type Config struct {
+	Client  *wire.Client
+	Schemas *schemas.Set
+	// Origin is an origin the runner is configured to allow (--origin).
+	Origin string
+	// Execute permits probes that run the agent (--execute).
+	Execute bool
+	// Patience bounds how long a probe waits for a runner that should have
+	// answered at once (a withheld body). Zero means 3 seconds, capped by
+	// the client's timeout.
+	Patience time.Duration
+}
+
+// Doc is one of the two documents fetched once per run and handed to the
+// rules that need them.
+type Doc struct {
+	Ex  *wire.Exchange
+	Obj map[string]any // nil unless the answer was a 200 carrying a JSON object
+	Err string         // why Obj is nil
+}
+
+// Env is the state of one checking run.
+type Env struct {
+	Config
+	Status   *Doc
+	Describe *Doc
+	// Level is status.level where it is 1, 2 or 3, and 0 otherwise.
+	Level int
+
+	// selected are the rules of this run, which decide who owns what.
+	selected []*Rule
+
+	mu  sync.Mutex
+	log []*wire.Exchange
+}
+
+// ErrNotARunner means the target answered, but not as a Postern runner.
+type ErrNotARunner struct{ Why string }
+
+func (e ErrNotARunner) Error() string { return e.Why }
+
+// NewEnv fetches status and describe once. It fails only where the target
+// cannot be checked at all: unreachable, or answering neither verb as a
+// Postern runner would.
+func NewEnv(ctx context.Context, cfg Config) (*Env, error) {
+	e := &Env{Config: cfg}
+	e.Status = e.fetch(ctx, "status")
+	if !e.Status.Ex.Answered() {
+		return nil, fmt.Errorf("cannot reach %s: %v", e.Status.Ex.URL, e.Status.Ex.Err)
+	}
+	e.Describe = e.fetch(ctx, "describe")
+	if e.Status.Obj == nil && e.Describe.Obj == nil {
+		return nil, ErrNotARunner{Why: fmt.Sprintf("%s does not look like a Postern runner: GET status answered %s and GET describe answered %s, neither a JSON object",
+			cfg.Client.Base(), e.Status.Ex.Brief(), e.Describe.Ex.Brief())}
+	}
+	if e.Status.Obj != nil {
+		// Read leniently ("3" counts as 3) so that a mistyped level is
+		// reported once, by 3/level-declared, rather than skipping every
+		// rule that depends on the level.
+		lv := e.Status.Obj["level"]
+		if s, ok := lv.(string); ok {
+			lv = json.Number(s)
+		}
+		if n, ok := AsInt(lv); ok && n >= 1 && n <= 3 {
+			e.Level = n
+		}
+	}
+	return e, nil
+}
+
+func (e *Env) fetch(ctx context.Context, verb string) *Doc {
+	req := wire.Get(verb)
+	req.Note = "fetched once and shared by every rule that reads " + verb
+	ex := e.Client.Do(ctx, req)
+	e.record(ex)
+	d := &Doc{Ex: ex}
+	switch {
+	case !ex.Answered():
+		d.Err = "no answer: " + fmt.Sprint(ex.Err)
+	case ex.Status != http.StatusOK:
+		d.Err = fmt.Sprintf("answered %s, not 200", ex.Brief())
+	default:
+		if d.Obj = ex.Object(); d.Obj == nil {
+			d.Err = "the body is not a JSON object"
+		}
+	}
+	return d
+}
+
+func (e *Env) record(ex *wire.Exchange) {
+	e.mu.Lock()
+	e.log = append(e.log, ex)
+	e.mu.Unlock()
+}
+
+// Exchanges is every exchange of the run so far, in order.
+func (e *Env) Exchanges() []*wire.Exchange {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*wire.Exchange(nil), e.log...)
+}
+
+// AsInt reads a JSON number that is a whole number.
+func AsInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	case float64:
+		return int(n), n == float64(int(n))
+	case int:
+		return n, true
+	}
+	return 0, false
+}
+
+// Path walks nested objects: Path(m, "entitlement", "state").
+func Path(m map[string]any, keys ...string) (any, bool) {
+	var cur any = m
+	for _, k := range keys {
+		o, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = o[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// Str is Path for a string value; "" where absent or not a string.
+func Str(m map[string]any, keys ...string) string {
+	v, _ := Path(m, keys...)
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,172 @@
+package checks_test
+
+// The suite's proof, run against the bundled reference runner:
+//   - every conformant posture, at every level, gives zero FAIL and starts
+//     the agent zero times without --execute;
+//   - every planted fault makes the rule it names FAIL (WARN for a SHOULD),
+//     and changes no other rule's outcome;
+//   - every rule has a fault.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/fixtures"
+	"gotest.tools/v3/assert"
+)
+
+type outcome struct {
+	results    map[string]checks.Result
+	executions int64
+}
+
+func checkFixture(t testing.TB, level int, posture string, faults ...string) outcome {
+	t.Helper()
+	srv, err := fixtures.Start(fixtures.Config{Level: level, Posture: posture, Faults: faults}, 0)
+	assert.NilError(t, err)
+	defer srv.Close()
+	p := srv.Runner.Posture()
+	o := checks.Options{Target: srv.URL, Timeout: 5 * time.Second, Patience: 400 * time.Millisecond}
+	if len(p.Origins) > 0 {
+		o.Origin = fixtures.AllowedOrigin
+	}
+	if p.Auth {
+		o.Headers = http.Header{"Authorization": {"Bearer " + fixtures.AuthToken}}
+	}
+	_, results, err := checks.Check(context.Background(), o)
+	assert.NilError(t, err)
+	out := outcome{results: map[string]checks.Result{}, executions: srv.Runner.Executions()}
+	for _, r := range results {
+		out.results[r.Rule.ID] = r
+	}
+	return out
+}
+
+func describe(r checks.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", r.Outcome, r.Rule.ID)
+	if r.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", firstLine(r.Reason))
+	}
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "\n      %s", f.Message)
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func TestConformantPostures(t *testing.T) {
+	for _, p := range fixtures.Postures() {
+		for level := 1; level <= 3; level++ {
+			p, level := p, level
+			t.Run(fmt.Sprintf("%s/L%d", p.Name, level), func(t *testing.T) {
+				t.Parallel()
+				got := checkFixture(t, level, p.Name)
+				for _, r := range got.results {
+					if r.Outcome == checks.Fail || r.Outcome == checks.Error {
+						t.Errorf("conformant posture: %s", describe(r))
+					}
+				}
+				assert.Equal(t, got.executions, int64(0), "the agent ran without --execute")
+			})
+		}
+	}
+}
+
+var (
+	baselineMu sync.Mutex
+	baselines  = map[string]*baselineEntry{}
+)
+
+type baselineEntry struct {
+	once sync.Once
+	out  outcome
+}
+
+func baseline(t *testing.T, level int, posture string) outcome {
+	key := fmt.Sprintf("%s/%d", posture, level)
+	baselineMu.Lock()
+	e := baselines[key]
+	if e == nil {
+		e = &baselineEntry{}
+		baselines[key] = e
+	}
+	baselineMu.Unlock()
+	e.once.Do(func() { e.out = checkFixture(t, level, posture) })
+	return e.out
+}
+
+func TestEachFaultIsCaughtByItsRuleAlone(t *testing.T) {
+	for _, f := range fixtures.Faults() {
+		f := f
+		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
+			rule := checks.Lookup(f.Rule)
+			assert.Assert(t, rule != nil, "fault %s names no rule %s", f.Name, f.Rule)
+			level := f.Level
+			if level == 0 {
+				level = 3
+			}
+			base := baseline(t, level, f.Posture)
+			got := checkFixture(t, level, f.Posture, f.Name)
+			if r := got.results[f.Rule]; r.Outcome != rule.Strength() {
+				t.Errorf("fault %s: want %s on %s, got %s", f.Name, rule.Strength(), f.Rule, describe(r))
+			}
+			starved := map[string]bool{}
+			for _, id := range f.Starves {
+				starved[id] = true
+				assert.Assert(t, id == "*" || checks.Lookup(id) != nil, "fault %s starves no rule %s", f.Name, id)
+			}
+			for id, r := range got.results {
+				if id == f.Rule {
+					continue
+				}
+				if b := base.results[id]; (starved[id] || starved["*"]) && b.Outcome != r.Outcome {
+					if r.Outcome != checks.Skip {
+						t.Errorf("fault %s should leave %s nothing to judge, got %s", f.Name, id, describe(r))
+					}
+					continue
+				}
+				if b := base.results[id]; b.Outcome != r.Outcome {
+					t.Errorf("fault %s also changed %s: %s → %s", f.Name, id, b.Outcome, describe(r))
+				}
+			}
+		})
+	}
+}
+
+func TestEveryRuleHasAFault(t *testing.T) {
+	faulted := map[string]bool{}
+	names := map[string]bool{}
+	for _, f := range fixtures.Faults() {
+		faulted[f.Rule] = true
+		assert.Assert(t, !names[f.Name], "fault name %s used twice", f.Name)
+		names[f.Name] = true
+	}
+	for _, r := range checks.All() {
+		if !faulted[r.ID] {
+			t.Errorf("rule %s has no planted fault: nothing proves it can fail", r.ID)
+		}
+	}
+}
+
+func TestRegistryIsWellFormed(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range checks.All() {
+		assert.NilError(t, checks.Validate(r))
+		assert.Assert(t, !seen[r.ID], "duplicate rule ID %s", r.ID)
+		seen[r.ID] = true
+	}
+}

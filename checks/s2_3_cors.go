@@ -1,0 +1,3 @@
+package checks
+
+var section2_3 = []*Rule{}

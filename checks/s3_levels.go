@@ -1,0 +1,86 @@
+package checks
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// truncatedJSON is a body no conforming runner could execute: it is not
+// JSON. Level probes send it so that nothing runs even on a runner that
+// ignores its own level.
+const truncatedJSON = `{"inputs": {"prompt": "conformance probe`
+
+// §3 Conformance levels.
+var section3 = []*Rule{
+	{
+		ID: "3/level-declared", Section: "3", Level: 1, Keyword: Must,
+		Title: "status reports a conformance level of 1, 2 or 3",
+		Needs: []Need{NeedStatus},
+		Owns:  []string{"status:/level"},
+		Probe: func(t *T) {
+			t.schemaFindings("status", t.Env.Status.Ex, t.StatusDoc())
+			if n, ok := AsInt(t.StatusDoc()["level"]); !t.Failed() && (!ok || n < 1 || n > 3) {
+				t.Fail(t.Env.Status.Ex, "status.level is %v, not 1, 2 or 3", show(t.StatusDoc()["level"]))
+			}
+			if t.Env.Level != 0 {
+				t.Note("declares Level %d", t.Env.Level)
+			}
+		},
+	},
+	aboveLevel("run", 2),
+	aboveLevel("stream", 3),
+	atLevel("run", 2),
+	atLevel("stream", 3),
+}
+
+// aboveLevel: a verb above the declared level answers 501 not_implemented.
+func aboveLevel(verb string, need int) *Rule {
+	return &Rule{
+		ID: "3/" + verb + "-above-level", Section: "3", Level: 1, Keyword: Must,
+		Title: fmt.Sprintf("%s answers 501 not_implemented on a runner below Level %d", verb, need),
+		Needs: []Need{NeedStatus},
+		Probe: func(t *T) {
+			if t.Env.Level == 0 {
+				t.Skip("status declares no level to hold the runner to")
+				return
+			}
+			if t.Env.Level >= need {
+				t.Skip("the runner declares Level %d, where %s is implemented", t.Env.Level, verb)
+				return
+			}
+			ex := t.Do(levelProbe(verb))
+			if !ex.Is(http.StatusNotImplemented, "not_implemented") {
+				t.Fail(ex, "a Level %d runner answered POST %s with %s, not 501 not_implemented", t.Env.Level, verb, ex.Brief())
+			}
+		},
+	}
+}
+
+// atLevel: a verb at or below the declared level is implemented: it does
+// not answer 501 or 404.
+func atLevel(verb string, need int) *Rule {
+	return &Rule{
+		ID: "3/" + verb + "-implemented", Section: "3", Level: need, Keyword: Must,
+		Title: fmt.Sprintf("%s is implemented at Level %d and above (no 501, no 404)", verb, need),
+		Needs: []Need{NeedStatus},
+		Probe: func(t *T) {
+			ex := t.Do(levelProbe(verb))
+			switch {
+			case !ex.Answered():
+				t.Fail(ex, "POST %s got no answer", verb)
+			case ex.Status == http.StatusNotImplemented || ex.Status == http.StatusNotFound:
+				t.Fail(ex, "a Level %d runner answered POST %s with %s", t.Env.Level, verb, ex.Brief())
+			default:
+				t.Note("answered %s to a body nobody could run", ex.Brief())
+			}
+		},
+	}
+}
+
+func levelProbe(verb string) wire.Request {
+	r := wire.PostJSON(verb, truncatedJSON)
+	r.Note = "truncated JSON: refusable by every runner, executable by none"
+	return r
+}

@@ -1,0 +1,3 @@
+package checks
+
+var section4_6 = []*Rule{}

@@ -1,0 +1,70 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// Finding is one reason a rule broke, with the exchange that shows it.
+type Finding struct {
+	Message string
+	Ex      *wire.Exchange
+}
+
+// T is handed to a probe. A probe reports what it saw through Fail, Skip and
+// Note; a probe that reports no finding passes.
+type T struct {
+	Ctx  context.Context
+	Env  *Env
+	Rule *Rule
+
+	findings []Finding
+	skip     string
+	notes    []string
+	sent     []*wire.Exchange
+}
+
+// Do sends a request and records it as evidence of this rule.
+func (t *T) Do(r wire.Request) *wire.Exchange {
+	ex := t.Env.Client.Do(t.Ctx, r)
+	t.keep(ex)
+	return ex
+}
+
+func (t *T) keep(ex *wire.Exchange) {
+	t.sent = append(t.sent, ex)
+	t.Env.record(ex)
+}
+
+// Withheld sends the head of a POST and withholds its body (see wire).
+func (t *T) Withheld(path string, h map[string][]string, note string) *wire.Exchange {
+	wait := t.Env.Patience
+	if wait <= 0 {
+		wait = 3 * time.Second
+	}
+	ex := t.Env.Client.Withheld(t.Ctx, path, h, 300000, wait, note)
+	t.keep(ex)
+	return ex
+}
+
+// Fail records that the rule is broken, shown by ex (which may be nil).
+func (t *T) Fail(ex *wire.Exchange, format string, args ...any) {
+	t.findings = append(t.findings, Finding{Message: fmt.Sprintf(format, args...), Ex: ex})
+}
+
+// Skip records that the rule cannot be decided here, and why.
+func (t *T) Skip(format string, args ...any) { t.skip = fmt.Sprintf(format, args...) }
+
+// Note adds a line shown beside the result whatever it is.
+func (t *T) Note(format string, args ...any) { t.notes = append(t.notes, fmt.Sprintf(format, args...)) }
+
+// Failed reports whether any finding has been recorded.
+func (t *T) Failed() bool { return len(t.findings) > 0 }
+
+// StatusDoc and DescribeDoc are the shared documents (guaranteed by the
+// needs NeedStatus and NeedDescribe).
+func (t *T) StatusDoc() map[string]any   { return t.Env.Status.Obj }
+func (t *T) DescribeDoc() map[string]any { return t.Env.Describe.Obj }

@@ -1,0 +1,329 @@
+// Package wire is the black-box HTTP/1.1 client every check speaks through.
+//
+// It is deliberately unhelpful in the ways an ordinary client is helpful:
+// it never follows a redirect, never decompresses, never retries, reads every
+// body under a size cap and gives every request a deadline. Each request and
+// its answer are kept as an Exchange, the evidence a report quotes.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Prefix is the path prefix every Postern verb lives under (§2).
+const Prefix = "/postern/v0/"
+
+// DefaultMaxBody is the cap on any response body the checker reads.
+const DefaultMaxBody = 1 << 20
+
+// Client speaks to one runner.
+type Client struct {
+	base    *url.URL
+	timeout time.Duration
+	maxBody int64
+	extra   http.Header // --header values, sent on every request unless withheld
+	http    *http.Client
+}
+
+// Options configure a Client.
+type Options struct {
+	Timeout time.Duration // per request; 10s when zero
+	MaxBody int64         // response body cap; DefaultMaxBody when zero
+	Headers http.Header   // sent on every request (inbound authentication, §7)
+}
+
+// ParseTarget accepts an origin ("http://127.0.0.1:8787") or an origin with
+// the version prefix ("http://127.0.0.1:8787/postern/v0") and returns the
+// origin. Anything else is an error a user can act on.
+func ParseTarget(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, fmt.Errorf("target %q is not a URL: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("target %q must start with http:// or https://", raw)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("target %q names no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("target %q must not carry a query or fragment", raw)
+	}
+	p := strings.TrimRight(u.Path, "/")
+	if p != "" && p != strings.TrimRight(Prefix, "/") {
+		return nil, fmt.Errorf("target %q: give the runner's origin (optionally ending in /postern/v0), not the path %q", raw, u.Path)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// New returns a client for the runner at base (an origin).
+func New(base *url.URL, o Options) *Client {
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	tr := &http.Transport{
+		Proxy:                  nil, // a conformance probe talks to the runner, not to a proxy in front of it
+		DisableCompression:     true,
+		DisableKeepAlives:      true, // one connection per probe: no probe inherits another's broken state
+		ForceAttemptHTTP2:      false,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
+		DialContext:            (&net.Dialer{Timeout: o.Timeout}).DialContext,
+		TLSHandshakeTimeout:    o.Timeout,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &Client{
+		base:    base,
+		timeout: o.Timeout,
+		maxBody: o.MaxBody,
+		extra:   o.Headers.Clone(),
+		http: &http.Client{
+			Transport: tr,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse // a redirect is reported as what it is
+			},
+		},
+	}
+}
+
+// Base is the runner's origin.
+func (c *Client) Base() *url.URL { return c.base }
+
+// Timeout is the per-request deadline.
+func (c *Client) Timeout() time.Duration { return c.timeout }
+
+// HasHeader reports whether name is among the headers sent on every request.
+func (c *Client) HasHeader(name string) bool { return c.extra.Get(name) != "" }
+
+// Request is one probe.
+type Request struct {
+	Method string
+	Path   string      // relative to the origin, e.g. Prefix+"status"
+	Header http.Header // set as given; Content-Type absent means none is sent
+	Body   []byte
+	// OmitExtra withholds the --header values (to probe inbound authentication).
+	OmitExtra bool
+	// Note says in a few words why the request was sent; it is shown as evidence.
+	Note string
+}
+
+// Get is a convenience for a plain GET of a verb.
+func Get(verb string) Request { return Request{Method: http.MethodGet, Path: Prefix + verb} }
+
+// PostJSON is a POST of body labelled application/json.
+func PostJSON(verb, body string) Request {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	return Request{Method: http.MethodPost, Path: Prefix + verb, Header: h, Body: []byte(body)}
+}
+
+// Exchange is one request and what came back: the evidence a check cites.
+type Exchange struct {
+	Method    string
+	URL       string
+	ReqHeader http.Header // as sent, secrets redacted
+	ReqBody   []byte
+	Note      string
+
+	Proto     string
+	Status    int
+	Header    http.Header
+	Body      []byte
+	Truncated bool  // the body exceeded the cap
+	Err       error // transport failure: no (complete) answer
+	Elapsed   time.Duration
+
+	// EnvelopeJudged marks a refusal whose envelope its own rule judges, so
+	// the §2.1 rules that sweep every refusal leave it alone.
+	EnvelopeJudged bool
+}
+
+// ErrNoAnswer is the transport error for a request that got no answer in time.
+var ErrNoAnswer = errors.New("no answer before the deadline")
+
+// Do sends r and reads the answer under the deadline and the body cap. It
+// never returns nil and never panics on a hostile answer: a failure is
+// recorded in Exchange.Err.
+func (c *Client) Do(ctx context.Context, r Request) *Exchange {
+	ex := &Exchange{Method: r.Method, URL: c.base.String() + r.Path, ReqBody: r.Body, Note: r.Note}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var body io.Reader
+	if r.Body != nil {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.Method, ex.URL, body)
+	if err != nil {
+		ex.Err = err
+		return ex
+	}
+	if !r.OmitExtra {
+		for k, vs := range c.extra {
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+	}
+	for k, vs := range r.Header {
+		req.Header.Del(k)
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "postern-conformance")
+	}
+	ex.ReqHeader = c.redact(req.Header)
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		ex.Elapsed = time.Since(start)
+		ex.Err = classify(err, ctx)
+		return ex
+	}
+	defer resp.Body.Close()
+	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
+	ex.Body, ex.Truncated, err = readCapped(resp.Body, c.maxBody)
+	ex.Elapsed = time.Since(start)
+	if err != nil {
+		ex.Err = classify(err, ctx)
+	}
+	return ex
+}
+
+func readCapped(r io.Reader, max int64) ([]byte, bool, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if int64(len(b)) > max {
+		return b[:max], true, err
+	}
+	return b, false, err
+}
+
+func classify(err error, ctx context.Context) error {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		return ErrNoAnswer
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return ErrNoAnswer
+	}
+	return err
+}
+
+// secretHeaders are redacted from evidence.
+var secretHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
+
+func (c *Client) redact(h http.Header) http.Header {
+	out := h.Clone()
+	for _, k := range secretHeaders {
+		if out.Get(k) != "" {
+			out.Set(k, "[redacted]")
+		}
+	}
+	for k := range c.extra {
+		if out.Get(k) != "" {
+			out.Set(k, "[redacted]")
+		}
+	}
+	return out
+}
+
+// Withheld sends the head of a POST announcing a body of contentLength bytes
+// and never sends the body. A runner that decides on the head alone answers;
+// one that reads the body first is still waiting when wait runs out, and the
+// Exchange then carries ErrNoAnswer. Because no body ever leaves the checker,
+// nothing can be executed whatever the runner does.
+//
+// contentLength should exceed 256 KiB: some servers (Go's net/http among
+// them) try to drain a small unread body before writing their answer, which
+// would hold up even a runner that refused on the head.
+func (c *Client) Withheld(ctx context.Context, path string, header http.Header, contentLength int, wait time.Duration, note string) *Exchange {
+	ex := &Exchange{Method: http.MethodPost, URL: c.base.String() + path, Note: note}
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	for k, vs := range c.extra {
+		if h.Get(k) == "" {
+			for _, v := range vs {
+				h.Add(k, v)
+			}
+		}
+	}
+	h.Set("Content-Length", fmt.Sprint(contentLength))
+	h.Set("User-Agent", "postern-conformance")
+	h.Set("Connection", "close")
+	ex.ReqHeader = c.redact(h)
+	ex.ReqBody = []byte(fmt.Sprintf("[%d bytes announced, none sent]", contentLength))
+
+	if wait <= 0 || wait > c.timeout {
+		wait = c.timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	start := time.Now()
+	defer func() { ex.Elapsed = time.Since(start) }()
+
+	host := c.base.Host
+	if c.base.Port() == "" {
+		if c.base.Scheme == "https" {
+			host += ":443"
+		} else {
+			host += ":80"
+		}
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		ex.Err = classify(err, ctx)
+		return ex
+	}
+	if c.base.Scheme == "https" {
+		tc := tls.Client(conn, &tls.Config{ServerName: c.base.Hostname(), NextProtos: []string{"http/1.1"}})
+		conn = tc
+	}
+	defer conn.Close()
+	dl, _ := ctx.Deadline()
+	_ = conn.SetDeadline(dl)
+	var head bytes.Buffer
+	fmt.Fprintf(&head, "POST %s HTTP/1.1\r\nHost: %s\r\n", path, c.base.Host)
+	_ = h.Write(&head)
+	head.WriteString("\r\n")
+	if _, err := conn.Write(head.Bytes()); err != nil {
+		ex.Err = classify(err, ctx)
+		return ex
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		ex.Err = classify(err, ctx)
+		return ex
+	}
+	defer resp.Body.Close()
+	for resp.StatusCode == http.StatusContinue { // the body was invited; keep withholding it
+		resp.Body.Close()
+		if resp, err = http.ReadResponse(br, nil); err != nil {
+			ex.Err = classify(err, ctx)
+			return ex
+		}
+	}
+	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
+	ex.Body, ex.Truncated, err = readCapped(resp.Body, c.maxBody)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		ex.Err = classify(err, ctx)
+	}
+	return ex
+}
