@@ -3,8 +3,12 @@ package checks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"sync"
 	"time"
 
@@ -61,7 +65,7 @@ func NewEnv(ctx context.Context, cfg Config) (*Env, error) {
 	e := &Env{Config: cfg}
 	e.Status = e.fetch(ctx, "status")
 	if !e.Status.Ex.Answered() {
-		return nil, fmt.Errorf("cannot reach %s: %v", e.Status.Ex.URL, e.Status.Ex.Err)
+		return nil, fmt.Errorf("cannot reach %s: %s", cfg.Client.Base(), rootCause(e.Status.Ex.Err))
 	}
 	e.Describe = e.fetch(ctx, "describe")
 	if e.Status.Obj == nil && e.Describe.Obj == nil {
@@ -149,4 +153,25 @@ func Str(m map[string]any, keys ...string) string {
 	v, _ := Path(m, keys...)
 	s, _ := v.(string)
 	return s
+}
+
+// rootCause strips the URL and operation wrappers from a transport error,
+// leaving the part a user acts on ("connection refused").
+func rootCause(err error) string {
+	for {
+		var ue *url.Error
+		var oe *net.OpError
+		switch {
+		case errors.As(err, &ue) && ue.Err != nil && ue.Err != err:
+			err = ue.Err
+		case errors.As(err, &oe) && oe.Err != nil && oe.Err != err:
+			err = oe.Err
+		default:
+			var se *os.SyscallError
+			if errors.As(err, &se) {
+				return se.Err.Error()
+			}
+			return err.Error()
+		}
+	}
 }

@@ -105,6 +105,11 @@ func (c *Client) Base() *url.URL { return c.base }
 // Timeout is the per-request deadline.
 func (c *Client) Timeout() time.Duration { return c.timeout }
 
+// HeaderValue is the configured value of a header sent on every request
+// (--header), for rules that must look for it where it must not appear. It
+// is never put into evidence.
+func (c *Client) HeaderValue(name string) string { return c.extra.Get(name) }
+
 // HasHeader reports whether name is among the headers sent on every request.
 func (c *Client) HasHeader(name string) bool { return c.extra.Get(name) != "" }
 

@@ -1,0 +1,36 @@
+# postern-conformance: the over-the-wire conformance checker for Postern.
+
+GO        ?= go
+PKGS      := ./...
+STATICCHECK_VERSION := v0.8.2
+BIN       := bin/postern-conformance
+
+.PHONY: all build test race lint fmt bench demo clean
+
+all: lint test
+
+build:
+	$(GO) build -o $(BIN) ./cmd/postern-conformance
+
+## test: the whole suite under the race detector (what CI runs)
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+## lint: formatting, go vet and staticcheck
+lint: fmt
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) $(PKGS)
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+## bench: how long a full default-mode check of the reference runner takes
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./checks/ ./wire/ ./schemas/
+
+demo:
+	$(GO) run ./cmd/postern-conformance demo
+
+clean:
+	rm -rf bin

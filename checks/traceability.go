@@ -1,0 +1,161 @@
+package checks
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// The traceability matrix: every normative statement of SPEC.md §1–§8, one
+// independently checkable obligation a row, with the rules that cover it or
+// the reason none can. traceability.tsv is the data; this file parses it.
+//
+// Columns: id, section, keyword, subject, obligation, checks, reason.
+//   - id is "T<section>-<nn>", numbered within the section in reading order.
+//   - checks is a space-separated list of rule IDs (may be empty).
+//   - reason is empty when checks is not; otherwise a word from TraceReasons,
+//     optionally followed by ": note".
+
+//go:embed traceability.tsv
+var traceTSV []byte
+
+// TraceRow is one obligation of the specification.
+type TraceRow struct {
+	ID, Section, Keyword, Subject, Obligation string
+	Checks                                    []string
+	Reason                                    string
+}
+
+// ReasonWord is the reason without its note: "harness: needs a restart" →
+// "harness". Empty for a row with no reason.
+func (r TraceRow) ReasonWord() string {
+	w, _, _ := strings.Cut(r.Reason, ":")
+	return strings.TrimSpace(w)
+}
+
+// TraceReasons are the words a row's reason may start with.
+//
+// gap marks an obligation a runner could be judged on from outside, without
+// executing the agent, for which no rule exists yet: the to-do list for the
+// registry, kept visible rather than filed under a reason that is not true.
+var TraceReasons = []string{
+	"client",       // binds a client
+	"distributor",  // binds a distributor
+	"internal",     // internal to the runner, not observable over the wire
+	"harness",      // needs a fake distributor, clock control, a restart, a disconnect…
+	"execute",      // observable only by running the agent (--execute)
+	"unobservable", // cannot be decided from outside at all
+	"gap",          // runner-observable, no rule yet
+}
+
+// TraceSubjects are the parties a row may bind.
+var TraceSubjects = []string{"runner", "client", "distributor", "bundle", "any"}
+
+var traceKeywords = map[string]bool{
+	string(Must): true, string(MustNot): true, string(Required): true,
+	string(Should): true, string(ShouldNot): true,
+}
+
+const traceHeader = "id\tsection\tkeyword\tsubject\tobligation\tchecks\treason"
+
+var traceID = regexp.MustCompile(`^T([0-9]+(?:\.[0-9]+)*)-([0-9]{2,3})$`)
+
+var (
+	traceOnce sync.Once
+	traceRows []TraceRow
+	traceErr  error
+)
+
+// Trace returns the traceability matrix, parsed once.
+func Trace() ([]TraceRow, error) {
+	traceOnce.Do(func() { traceRows, traceErr = parseTrace(traceTSV) })
+	return traceRows, traceErr
+}
+
+// parseTrace parses the TSV. It rejects a line with the wrong column count,
+// a keyword outside RFC 2119's binding and advisory five, a malformed or
+// duplicate id, and an id whose section disagrees with the section column.
+// Whether a row's checks exist and its reason is allowed is the tests' to
+// judge, against the registry.
+func parseTrace(data []byte) ([]TraceRow, error) {
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	if len(lines) == 0 || lines[0] != traceHeader {
+		return nil, fmt.Errorf("traceability.tsv: line 1: header is not %q", traceHeader)
+	}
+	var rows []TraceRow
+	seen := map[string]int{}
+	for i, line := range lines[1:] {
+		n := i + 2
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 7 {
+			return nil, fmt.Errorf("traceability.tsv: line %d: %d columns, want 7", n, len(f))
+		}
+		for j := range f {
+			f[j] = strings.TrimSpace(f[j])
+		}
+		r := TraceRow{
+			ID: f[0], Section: f[1], Keyword: f[2], Subject: f[3],
+			Obligation: f[4], Checks: strings.Fields(f[5]), Reason: f[6],
+		}
+		m := traceID.FindStringSubmatch(r.ID)
+		if m == nil {
+			return nil, fmt.Errorf("traceability.tsv: line %d: malformed id %q", n, r.ID)
+		}
+		if m[1] != r.Section {
+			return nil, fmt.Errorf("traceability.tsv: line %d: id %s does not match section %q", n, r.ID, r.Section)
+		}
+		if prev, dup := seen[r.ID]; dup {
+			return nil, fmt.Errorf("traceability.tsv: line %d: duplicate id %s (first on line %d)", n, r.ID, prev)
+		}
+		seen[r.ID] = n
+		if !traceKeywords[r.Keyword] {
+			return nil, fmt.Errorf("traceability.tsv: line %d: %s: bad keyword %q", n, r.ID, r.Keyword)
+		}
+		if r.Obligation == "" {
+			return nil, fmt.Errorf("traceability.tsv: line %d: %s: empty obligation", n, r.ID)
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// Coverage summarises the matrix. Each [2]int is {rows, checked}.
+type Coverage struct {
+	Rows    int
+	Checked int
+	// ByReason counts the unchecked rows by reason word (before ':').
+	ByReason  map[string]int
+	ByKeyword map[string][2]int
+	BySubject map[string][2]int
+}
+
+// TraceCoverage counts rows, checked rows, and their spread.
+func TraceCoverage(rows []TraceRow) Coverage {
+	c := Coverage{
+		ByReason:  map[string]int{},
+		ByKeyword: map[string][2]int{},
+		BySubject: map[string][2]int{},
+	}
+	for _, r := range rows {
+		c.Rows++
+		checked := len(r.Checks) > 0
+		k, s := c.ByKeyword[r.Keyword], c.BySubject[r.Subject]
+		k[0]++
+		s[0]++
+		if checked {
+			c.Checked++
+			k[1]++
+			s[1]++
+		} else {
+			c.ByReason[r.ReasonWord()]++
+		}
+		c.ByKeyword[r.Keyword], c.BySubject[r.Subject] = k, s
+	}
+	return c
+}

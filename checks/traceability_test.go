@@ -1,0 +1,154 @@
+package checks
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// specSections are the headings of SPEC.md §1–§8 (Appendix A is not
+// normative). A row must name one of them.
+var specSections = []string{
+	"1", "1.1", "1.2", "1.3", "1.4", "1.5",
+	"2", "2.1", "2.2", "2.3",
+	"3",
+	"4", "4.1", "4.1.1", "4.1.2", "4.1.3", "4.1.4", "4.2", "4.3", "4.4", "4.5", "4.6",
+	"5", "5.1", "5.2", "5.3", "5.3.1", "5.4", "5.5", "5.6", "5.7", "5.7.1", "5.7.2", "5.7.3", "5.7.4",
+	"6", "7", "8",
+}
+
+func mustTrace(t *testing.T) []TraceRow {
+	t.Helper()
+	rows, err := Trace()
+	assert.NilError(t, err)
+	return rows
+}
+
+func TestTraceParses(t *testing.T) {
+	rows := mustTrace(t)
+	assert.Assert(t, len(rows) >= 200, "only %d rows: the matrix lists every normative statement", len(rows))
+}
+
+func TestTraceIDsUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range mustTrace(t) {
+		assert.Check(t, !seen[r.ID], "duplicate id %s", r.ID)
+		seen[r.ID] = true
+	}
+}
+
+func TestTraceSectionsExist(t *testing.T) {
+	for _, r := range mustTrace(t) {
+		assert.Check(t, slices.Contains(specSections, r.Section),
+			"%s: section %q is not a heading of SPEC.md §1–§8", r.ID, r.Section)
+		assert.Check(t, strings.HasPrefix(r.ID, "T"+r.Section+"-"), "%s: id does not carry section %s", r.ID, r.Section)
+	}
+}
+
+func TestTraceSubjects(t *testing.T) {
+	for _, r := range mustTrace(t) {
+		assert.Check(t, slices.Contains(TraceSubjects, r.Subject), "%s: unknown subject %q", r.ID, r.Subject)
+	}
+}
+
+func TestTraceObligationsShort(t *testing.T) {
+	for _, r := range mustTrace(t) {
+		assert.Check(t, len([]rune(r.Obligation)) <= 120, "%s: obligation longer than 120 characters", r.ID)
+	}
+}
+
+// A row is justified by the checks covering it, or by why there are none —
+// never by both, and never by neither.
+func TestTraceRowsJustified(t *testing.T) {
+	for _, r := range mustTrace(t) {
+		switch {
+		case len(r.Checks) == 0 && r.Reason == "":
+			t.Errorf("%s: neither checks nor a reason", r.ID)
+		case len(r.Checks) > 0 && r.Reason != "":
+			t.Errorf("%s: has checks %v and a reason %q; a checked row carries no reason", r.ID, r.Checks, r.Reason)
+		case len(r.Checks) == 0:
+			assert.Check(t, slices.Contains(TraceReasons, r.ReasonWord()),
+				"%s: reason word %q is not one of %v", r.ID, r.ReasonWord(), TraceReasons)
+		}
+	}
+}
+
+// Every check a row cites exists in the registry.
+func TestTraceCitesRegisteredChecks(t *testing.T) {
+	for _, r := range mustTrace(t) {
+		for _, id := range r.Checks {
+			assert.Check(t, Lookup(id) != nil, "%s cites %s, which is not in the registry", r.ID, id)
+		}
+	}
+}
+
+// Every rule in the registry is cited by some row: a rule that traces to no
+// obligation is checking something the specification does not say.
+func TestTraceCoversRegistry(t *testing.T) {
+	cited := map[string]bool{}
+	for _, r := range mustTrace(t) {
+		for _, id := range r.Checks {
+			cited[id] = true
+		}
+	}
+	for _, rule := range All() {
+		assert.Check(t, cited[rule.ID], "rule %s is cited by no row of traceability.tsv", rule.ID)
+	}
+}
+
+func TestTraceCoverageCounts(t *testing.T) {
+	rows := mustTrace(t)
+	c := TraceCoverage(rows)
+	assert.Equal(t, c.Rows, len(rows))
+	unchecked := 0
+	for _, n := range c.ByReason {
+		unchecked += n
+	}
+	assert.Equal(t, c.Checked+unchecked, c.Rows)
+	var kw, subj [2]int
+	for _, v := range c.ByKeyword {
+		kw[0], kw[1] = kw[0]+v[0], kw[1]+v[1]
+	}
+	for _, v := range c.BySubject {
+		subj[0], subj[1] = subj[0]+v[0], subj[1]+v[1]
+	}
+	assert.Equal(t, kw, [2]int{c.Rows, c.Checked})
+	assert.Equal(t, subj, [2]int{c.Rows, c.Checked})
+}
+
+func TestTraceCoverageSmall(t *testing.T) {
+	c := TraceCoverage([]TraceRow{
+		{ID: "T2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"2/http-1.1"}},
+		{ID: "T2-02", Keyword: "SHOULD", Subject: "runner", Reason: "harness: needs a launch"},
+		{ID: "T2-03", Keyword: "MUST", Subject: "client", Reason: "client"},
+	})
+	assert.Equal(t, c.Rows, 3)
+	assert.Equal(t, c.Checked, 1)
+	assert.DeepEqual(t, c.ByReason, map[string]int{"harness": 1, "client": 1})
+	assert.Equal(t, c.ByKeyword["MUST"], [2]int{2, 1})
+	assert.Equal(t, c.BySubject["runner"], [2]int{2, 1})
+}
+
+func TestParseTraceRejectsMalformed(t *testing.T) {
+	const row = "T2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t"
+	for name, body := range map[string]string{
+		"header":     "id\tsection\n" + row,
+		"columns":    traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1",
+		"keyword":    traceHeader + "\nT2-01\t2\tMAY\trunner\tspeaks HTTP/1.1\t2/http-1.1\t",
+		"duplicate":  traceHeader + "\n" + row + "\n" + row,
+		"id":         traceHeader + "\nT2-1\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t",
+		"id-section": traceHeader + "\nT2.1-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t",
+		"empty-duty": traceHeader + "\nT2-01\t2\tMUST\trunner\t\t2/http-1.1\t",
+	} {
+		_, err := parseTrace([]byte(body))
+		assert.Check(t, err != nil, "%s: malformed TSV parsed without error", name)
+	}
+	rows, err := parseTrace([]byte(traceHeader + "\n" + row + "\n"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(rows, 1))
+	assert.Check(t, is.DeepEqual(rows[0].Checks, []string{"2/http-1.1"}))
+	assert.Check(t, is.Equal(rows[0].Reason, ""))
+}

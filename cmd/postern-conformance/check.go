@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/levels"
+	"github.com/sigrix-io/postern-conformance/report"
+	"github.com/sigrix-io/postern-conformance/schemas"
+	"github.com/urfave/cli/v3"
+)
+
+// checkFlags are the flags of a checking run (the root command and demo).
+func checkFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
+		&cli.StringFlag{Name: "origin", Usage: "an origin the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
+		&cli.FloatFlag{Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
+		&cli.FloatFlag{Name: "patience", Value: 3, Usage: "how long, in `SECONDS`, to wait for an answer that a conforming runner gives at once (a refusal decided on the request head, with the body withheld)"},
+		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "send `'Name: value'` on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
+		&cli.BoolFlag{Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
+		&cli.StringFlag{Name: "json-file", Usage: "also write the JSON report to `FILE`"},
+		&cli.StringFlag{Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
+		&cli.StringSliceFlag{Name: "rule", Usage: "check only rules matching `PATTERN` (an ID, a section like 4.4, or an ID prefix ending in *); repeatable"},
+		&cli.StringFlag{Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
+		&cli.StringFlag{Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
+		&cli.StringFlag{Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
+		&cli.StringFlag{Name: "launch", Usage: "start the runner under test with `COMMAND` (run by sh -c); it must print POSTERN_PORT=<port> as its first stdout line (§2)"},
+		&cli.FloatFlag{Name: "launch-timeout", Value: 30, Usage: "how long to wait for POSTERN_PORT, in `SECONDS`"},
+		&cli.BoolFlag{Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence"},
+		&cli.BoolFlag{Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
+	}
+}
+
+func checkAction(ctx context.Context, cmd *cli.Command) error {
+	target := cmd.StringArg("target")
+	if cmd.Args().Len() > 0 {
+		return exitError{exitCannotRun, fmt.Sprintf("unexpected arguments %q: give one TARGET", cmd.Args().Slice())}
+	}
+	if launch := cmd.String("launch"); launch != "" {
+		if target != "" {
+			return exitError{exitCannotRun, "give a TARGET or --launch, not both"}
+		}
+		r, err := startLaunched(ctx, launch, seconds(cmd.Float("launch-timeout")), os.Stderr)
+		if err != nil {
+			return exitError{exitCannotRun, err.Error()}
+		}
+		defer r.stop()
+		target = r.url
+	}
+	if target == "" {
+		return exitError{exitCannotRun, "no TARGET given: postern-conformance http://127.0.0.1:8787 (or `postern-conformance demo` to see it work)"}
+	}
+	return runCheck(ctx, cmd, target)
+}
+
+// runCheck checks target with the flags of cmd and writes the reports.
+func runCheck(ctx context.Context, cmd *cli.Command, target string) error {
+	o, err := options(cmd, target)
+	if err != nil {
+		return exitError{exitCannotRun, err.Error()}
+	}
+	var baseline map[string]bool
+	if f := cmd.String("baseline"); f != "" {
+		if baseline, err = readBaseline(f); err != nil {
+			return exitError{exitCannotRun, err.Error()}
+		}
+	}
+	started := time.Now()
+	env, results, err := checks.Check(ctx, o)
+	if err != nil {
+		return exitError{exitCannotRun, err.Error()}
+	}
+	rep := &report.Report{
+		ToolVersion: version,
+		Target:      env.Client.Base().String(),
+		Schemas:     o.Schemas.Source,
+		Options: report.Options{Origin: o.Origin, Execute: o.Execute, Rules: o.Rules, Timeout: o.Timeout,
+			Headers: headerNames(o.Headers)},
+		Started:  started,
+		Elapsed:  time.Since(started),
+		Results:  results,
+		Verdict:  levels.Decide(env.Level, results, baseline),
+		Baseline: baseline,
+	}
+	if err := writeReports(cmd, rep); err != nil {
+		return exitError{exitCannotRun, err.Error()}
+	}
+	if f := cmd.String("write-baseline"); f != "" {
+		if err := writeBaseline(f, results); err != nil {
+			return exitError{exitCannotRun, err.Error()}
+		}
+	}
+	reportStaleBaseline(os.Stderr, baseline, results)
+	return verdictExit(rep, cmd.Bool("strict"))
+}
+
+// verdictExit maps the report to the exit status.
+func verdictExit(rep *report.Report, strict bool) error {
+	c := rep.Counts()
+	switch {
+	case c.Fail > 0:
+		return exitError{code: exitBroken}
+	case c.Error > 0:
+		return exitError{exitCannotRun, fmt.Sprintf("%d rule(s) could not be evaluated (the checker failed; see ERROR in the report)", c.Error)}
+	case strict && c.Warn > 0:
+		return exitError{code: exitBroken}
+	}
+	return nil
+}
+
+func options(cmd *cli.Command, target string) (checks.Options, error) {
+	o := checks.Options{
+		Target:   target,
+		Execute:  cmd.Bool("execute"),
+		Timeout:  seconds(cmd.Float("timeout")),
+		Patience: seconds(cmd.Float("patience")),
+		Rules:    cmd.StringSlice("rule"),
+	}
+	if cmd.Float("timeout") <= 0 {
+		return o, fmt.Errorf("--timeout must be a positive number of seconds")
+	}
+	if origin := cmd.String("origin"); origin != "" {
+		if err := checkOrigin(origin); err != nil {
+			return o, err
+		}
+		o.Origin = origin
+	}
+	h, err := parseHeaders(cmd.StringSlice("header"))
+	if err != nil {
+		return o, err
+	}
+	o.Headers = h
+	if dir := cmd.String("schemas"); dir != "" {
+		if o.Schemas, err = schemas.FromDir(dir); err != nil {
+			return o, fmt.Errorf("--schemas %s: %w", dir, err)
+		}
+	} else if o.Schemas, err = schemas.Embedded(); err != nil {
+		return o, err
+	}
+	for _, p := range o.Rules {
+		if len(checks.Select(checks.All(), []string{p})) == 0 {
+			return o, fmt.Errorf("--rule %q matches no rule; `postern-conformance list` shows the IDs", p)
+		}
+	}
+	return o, nil
+}
+
+// checkOrigin accepts a serialised origin: scheme://host[:port], no path.
+func checkOrigin(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return fmt.Errorf("--origin %q is not an origin: give scheme://host[:port], e.g. https://app.example.com", s)
+	}
+	if u.Path == "/" {
+		return fmt.Errorf("--origin %q: an origin has no trailing slash; give %s", s, strings.TrimSuffix(s, "/"))
+	}
+	return nil
+}
+
+func parseHeaders(list []string) (http.Header, error) {
+	h := http.Header{}
+	for _, l := range list {
+		name, value, ok := strings.Cut(l, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t") {
+			return nil, fmt.Errorf("--header %q: write it as 'Name: value'", redactHeaderArg(l))
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
+}
+
+// redactHeaderArg keeps a header's name and hides its value in messages.
+func redactHeaderArg(l string) string {
+	if name, _, ok := strings.Cut(l, ":"); ok {
+		return name + ": [redacted]"
+	}
+	if len(l) > 12 {
+		return l[:4] + "…"
+	}
+	return l
+}
+
+func headerNames(h http.Header) []string {
+	var out []string
+	for k := range h {
+		out = append(out, k)
+	}
+	return out
+}
+
+func writeReports(cmd *cli.Command, rep *report.Report) error {
+	w := cmd.Root().Writer
+	if cmd.Bool("json") {
+		if err := report.WriteJSON(w, rep); err != nil {
+			return err
+		}
+	} else {
+		style := report.Style{Verbose: cmd.Bool("verbose")}
+		if f, ok := w.(*os.File); ok && !cmd.Bool("no-color") {
+			style = report.AutoStyle(f)
+			style.Verbose = cmd.Bool("verbose")
+		}
+		if err := report.WriteText(w, rep, style); err != nil {
+			return err
+		}
+	}
+	if f := cmd.String("json-file"); f != "" {
+		if err := writeFile(f, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+			return err
+		}
+	}
+	if f := cmd.String("junit"); f != "" {
+		if err := writeFile(f, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("cannot write the report: %w", err)
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/urfave/cli/v3"
+)
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "print the rule catalogue (or its coverage of the spec)",
+		UsageText: "postern-conformance list [--json | --markdown | --coverage] [--rule PATTERN]",
+		Description: `Lists every rule the suite checks: its stable ID, section, level, keyword,
+what it needs to be decided, and its title. IDs are what --rule, --baseline
+and the reports use.
+
+--coverage prints how much of SPEC.md §1–§8 the rules cover, from the
+traceability matrix (checks/traceability.tsv): every normative statement,
+mapped to the rules that check it or to the reason none can.`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "as a JSON array"},
+			&cli.BoolFlag{Name: "markdown", Usage: "as a Markdown table"},
+			&cli.BoolFlag{Name: "coverage", Usage: "print the coverage figures of the traceability matrix"},
+			&cli.StringSliceFlag{Name: "rule", Usage: "only rules matching `PATTERN`"},
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			w := cmd.Root().Writer
+			if cmd.Bool("coverage") {
+				return coverage(w)
+			}
+			rules := checks.Select(checks.All(), cmd.StringSlice("rule"))
+			if len(rules) == 0 {
+				return exitError{exitCannotRun, "no rule matches"}
+			}
+			switch {
+			case cmd.Bool("json"):
+				return listJSON(w, rules)
+			case cmd.Bool("markdown"):
+				listMarkdown(w, rules)
+			default:
+				listText(w, rules)
+			}
+			return nil
+		},
+	}
+}
+
+type ruleEntry struct {
+	ID       string   `json:"id"`
+	Section  string   `json:"section"`
+	Level    int      `json:"level"`
+	Keyword  string   `json:"keyword"`
+	Strength string   `json:"breaks_as"`
+	Advisory bool     `json:"advisory"`
+	Needs    []string `json:"needs"`
+	Title    string   `json:"title"`
+	Faults   []string `json:"faults"`
+}
+
+func entries(rules []*checks.Rule) []ruleEntry {
+	faults := map[string][]string{}
+	for _, f := range fixtures.Faults() {
+		faults[f.Rule] = append(faults[f.Rule], f.Name)
+	}
+	var out []ruleEntry
+	for _, r := range rules {
+		needs := r.NeedNames()
+		if needs == nil {
+			needs = []string{}
+		}
+		fs := faults[r.ID]
+		if fs == nil {
+			fs = []string{}
+		}
+		out = append(out, ruleEntry{ID: r.ID, Section: r.Section, Level: r.Level, Keyword: string(r.Keyword),
+			Strength: string(r.Strength()), Advisory: r.Advisory, Needs: needs, Title: r.Title, Faults: fs})
+	}
+	return out
+}
+
+func listJSON(w io.Writer, rules []*checks.Rule) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(entries(rules))
+}
+
+func listMarkdown(w io.Writer, rules []*checks.Rule) {
+	fmt.Fprintln(w, "| ID | § | Level | Keyword | Needs | Rule | Planted fault |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, e := range entries(rules) {
+		fmt.Fprintf(w, "| `%s` | %s | %d | %s | %s | %s | %s |\n", e.ID, e.Section, e.Level, e.Keyword,
+			strings.Join(e.Needs, ", "), e.Title, "`"+strings.Join(e.Faults, "`, `")+"`")
+	}
+}
+
+func listText(w io.Writer, rules []*checks.Rule) {
+	width := 0
+	for _, r := range rules {
+		width = max(width, len(r.ID))
+	}
+	for _, e := range entries(rules) {
+		needs := ""
+		if len(e.Needs) > 0 {
+			needs = "  [needs " + strings.Join(e.Needs, ", ") + "]"
+		}
+		fmt.Fprintf(w, "%-*s  §%-6s L%d  %-10s %s%s\n", width, e.ID, e.Section, e.Level, e.Keyword, e.Title, needs)
+	}
+	fmt.Fprintf(w, "\n%d rules\n", len(rules))
+}
+
+func coverage(w io.Writer) error {
+	rows, err := checks.Trace()
+	if err != nil {
+		return exitError{exitCannotRun, err.Error()}
+	}
+	c := checks.TraceCoverage(rows)
+	fmt.Fprintf(w, "Traceability of SPEC.md §1–§8: %d normative obligations\n\n", c.Rows)
+	fmt.Fprintf(w, "  checked by a rule     %4d  (%.0f%%)\n", c.Checked, pct(c.Checked, c.Rows))
+	var reasons []string
+	for r := range c.ByReason {
+		reasons = append(reasons, r)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return c.ByReason[reasons[i]] > c.ByReason[reasons[j]] })
+	for _, r := range reasons {
+		fmt.Fprintf(w, "  not checked: %-9s %4d  %s\n", r, c.ByReason[r], reasonWords[r])
+	}
+	var runnerRows, runnerChecked int
+	for _, row := range rows {
+		if row.Subject == "runner" {
+			runnerRows++
+			if len(row.Checks) > 0 {
+				runnerChecked++
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nObligations on a runner: %d, checked %d (%.0f%%).\n", runnerRows, runnerChecked, pct(runnerChecked, runnerRows))
+	def, exe := 0, 0
+	for _, row := range rows {
+		if len(row.Checks) == 0 {
+			continue
+		}
+		needsExec := true
+		for _, id := range row.Checks {
+			if r := checks.Lookup(id); r != nil && !hasNeed(r, "execute") {
+				needsExec = false
+			}
+		}
+		if needsExec {
+			exe++
+		} else {
+			def++
+		}
+	}
+	fmt.Fprintf(w, "Checked without --execute: %d of %d obligations (%.0f%%); only with --execute: %d.\n", def, c.Rows, pct(def, c.Rows), exe)
+	return nil
+}
+
+var reasonWords = map[string]string{
+	"client":       "binds a client, not a runner",
+	"distributor":  "binds a distributor",
+	"internal":     "internal to the runner: nothing shows on the wire",
+	"harness":      "needs a harness: a fake distributor, a clock, a restart, a disconnect",
+	"execute":      "needs a real run: a later --execute rule",
+	"unobservable": "cannot be decided from outside",
+	"gap":          "observable, not yet checked",
+	"bundle":       "binds an agent bundle",
+}
+
+func hasNeed(r *checks.Rule, name string) bool {
+	for _, n := range r.NeedNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}

@@ -1,0 +1,220 @@
+package main
+
+// End-to-end tests of the command line: each exit code, each report format,
+// baselines, --launch, and every planted fault as a user would meet it.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/report"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// TestMain lets the test binary stand in for the command, so --launch can
+// start it as a runner under test.
+func TestMain(m *testing.M) {
+	if os.Getenv("POSTERN_CONFORMANCE_AS_COMMAND") == "1" {
+		os.Exit(exitCode(app().Run(context.Background(), os.Args)))
+	}
+	os.Exit(m.Run())
+}
+
+// run executes the command in-process and returns its exit code and stdout.
+func run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	a := app()
+	a.Writer = &out
+	a.ErrWriter = &out
+	code := exitCode(a.Run(context.Background(), append([]string{"postern-conformance"}, args...)))
+	return code, out.String()
+}
+
+func TestDemoIsConformantAtLevel3(t *testing.T) {
+	code, out := run(t, "demo", "--no-color")
+	assert.Equal(t, code, 0, out)
+	assert.Check(t, is.Contains(out, "Conformant at Level 3."))
+	assert.Check(t, is.Contains(out, " 0 fail"))
+	assert.Check(t, !strings.Contains(out, "\x1b["), "no colour when asked for none")
+}
+
+func TestExitCodes(t *testing.T) {
+	code, out := run(t, "demo", "--fault", "bare-405", "--no-color")
+	assert.Equal(t, code, 1, out)
+	assert.Check(t, is.Contains(out, "Nonconformant at declared Level 3: 1 MUST rule broken."))
+
+	for _, args := range [][]string{
+		{"http://127.0.0.1:1"},                 // unreachable
+		{"ftp://example.test"},                 // not http
+		{"http://127.0.0.1:1/elsewhere"},       // a path that is not the prefix
+		{},                                     // no target
+		{"--bogus-flag", "http://127.0.0.1:1"}, // unknown flag
+		{"--origin", "app.example.com", "http://x"},     // not an origin
+		{"--header", "no colon", "http://127.0.0.1:1"},  // malformed header
+		{"--rule", "9.9/nothing", "http://127.0.0.1:1"}, // selects nothing
+		{"--timeout", "0", "http://127.0.0.1:1"},
+		{"demo", "--fault", "no-such-fault"},
+		{"demo", "--posture", "no-such-posture"},
+		{"demo", "--level", "4"},
+	} {
+		code, out := run(t, args...)
+		assert.Check(t, is.Equal(code, 2), "%v: %s", args, out)
+	}
+}
+
+func TestNotARunner(t *testing.T) {
+	srv, err := fixtures.Start(fixtures.Config{}, 0)
+	assert.NilError(t, err)
+	srv.Close() // a closed port: unreachable
+	code, _ := run(t, srv.URL)
+	assert.Equal(t, code, 2)
+}
+
+func TestSHOULDOnlyWarns(t *testing.T) {
+	var should *fixtures.Fault
+	for _, f := range fixtures.Faults() {
+		if r := checks.Lookup(f.Rule); r != nil && r.Strength() == checks.Warn {
+			f := f
+			should = &f
+			break
+		}
+	}
+	if should == nil {
+		t.Skip("no SHOULD fault planted yet")
+	}
+	code, out := run(t, "demo", "--fault", should.Name, "--no-color")
+	assert.Equal(t, code, 0, out)
+	assert.Check(t, is.Contains(out, "WARN"))
+	code, _ = run(t, "demo", "--fault", should.Name, "--strict")
+	assert.Equal(t, code, 1)
+}
+
+func TestJSONReportValidatesAgainstItsSchema(t *testing.T) {
+	code, out := run(t, "demo", "--json", "--fault", "bare-405")
+	assert.Equal(t, code, 1)
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema()))
+	assert.NilError(t, err)
+	assert.NilError(t, c.AddResource("report.schema.json", doc))
+	sch, err := c.Compile("report.schema.json")
+	assert.NilError(t, err)
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
+	assert.NilError(t, err)
+	assert.NilError(t, sch.Validate(inst))
+
+	var rep struct {
+		Results []struct{ ID, Outcome string }
+		Verdict struct{ Conformant bool }
+	}
+	assert.NilError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, len(rep.Results), len(checks.All()), "every rule appears in the report")
+	assert.Check(t, !rep.Verdict.Conformant)
+}
+
+func TestJUnitReport(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "junit.xml")
+	code, _ := run(t, "demo", "--fault", "bare-405", "--junit", file)
+	assert.Equal(t, code, 1)
+	b, err := os.ReadFile(file)
+	assert.NilError(t, err)
+	var suites struct {
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string    `xml:"name,attr"`
+				Failure *struct{} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	assert.NilError(t, xml.Unmarshal(b, &suites))
+	assert.Equal(t, suites.Failures, 1)
+	assert.Equal(t, len(suites.Suites), 1)
+	assert.Equal(t, len(suites.Suites[0].Cases), len(checks.All()))
+}
+
+func TestBaselineExcusesKnownFailures(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "baseline.txt")
+	code, _ := run(t, "demo", "--fault", "bare-405", "--write-baseline", file)
+	assert.Equal(t, code, 1)
+	b, err := os.ReadFile(file)
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(b), "2.1/wrong-method"))
+	code, out := run(t, "demo", "--fault", "bare-405", "--baseline", file, "--no-color")
+	assert.Equal(t, code, 0, out)
+	assert.Check(t, is.Contains(out, "KNOWN"))
+
+	assert.NilError(t, os.WriteFile(file, []byte("9.9/not-a-rule\n"), 0o644))
+	code, _ = run(t, "demo", "--baseline", file)
+	assert.Equal(t, code, 2, "a baseline naming no rule is a usage error")
+}
+
+func TestLaunch(t *testing.T) {
+	self, err := os.Executable()
+	assert.NilError(t, err)
+	launch := fmt.Sprintf("POSTERN_CONFORMANCE_AS_COMMAND=1 exec %q serve", self)
+	code, out := run(t, "--launch", launch, "--origin", fixtures.AllowedOrigin, "--no-color")
+	assert.Equal(t, code, 0, out)
+	assert.Check(t, is.Contains(out, "Conformant at Level 3."))
+
+	code, _ = run(t, "--launch", "echo hello")
+	assert.Equal(t, code, 2, "a launched command must announce POSTERN_PORT first")
+	code, _ = run(t, "--launch", "exit 3")
+	assert.Equal(t, code, 2)
+}
+
+func TestListEnumeratesEveryRule(t *testing.T) {
+	code, out := run(t, "list", "--json")
+	assert.Equal(t, code, 0)
+	var list []ruleEntry
+	assert.NilError(t, json.Unmarshal([]byte(out), &list))
+	assert.Equal(t, len(list), len(checks.All()))
+	for _, e := range list {
+		assert.Check(t, e.ID != "" && e.Section != "" && e.Level >= 1 && e.Keyword != "" && e.Title != "", "%+v", e)
+	}
+	code, out = run(t, "list", "--markdown")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, "| `2.1/wrong-method` |"))
+	code, out = run(t, "list", "--coverage")
+	assert.Equal(t, code, 0, out)
+	assert.Check(t, is.Contains(out, "normative obligations"))
+}
+
+// TestEveryFaultThroughTheCommand is how a user meets a fault: demo --fault
+// X exits 1 with FAIL on X's rule (0 with WARN for a SHOULD).
+func TestEveryFaultThroughTheCommand(t *testing.T) {
+	for _, f := range fixtures.Faults() {
+		f := f
+		t.Run(f.Name, func(t *testing.T) {
+			t.Parallel()
+			code, out := run(t, "demo", "--json", "--patience", "0.4", "--fault", f.Name)
+			rule := checks.Lookup(f.Rule)
+			assert.Assert(t, rule != nil)
+			want := 1
+			if rule.Strength() == checks.Warn {
+				want = 0
+			}
+			assert.Equal(t, code, want, "fault %s", f.Name)
+			var rep struct {
+				Results []struct{ ID, Outcome string }
+			}
+			assert.NilError(t, json.Unmarshal([]byte(out), &rep))
+			for _, r := range rep.Results {
+				if r.ID == f.Rule {
+					assert.Equal(t, r.Outcome, string(rule.Strength()))
+				}
+			}
+		})
+	}
+}
