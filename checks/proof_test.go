@@ -26,13 +26,13 @@ type outcome struct {
 	executions int64
 }
 
-func checkFixture(t testing.TB, level int, posture string, faults ...string) outcome {
+func checkFixture(t testing.TB, level int, posture string, execute bool, faults ...string) outcome {
 	t.Helper()
 	srv, err := fixtures.Start(fixtures.Config{Level: level, Posture: posture, Faults: faults}, 0)
 	assert.NilError(t, err)
 	defer srv.Close()
 	p := srv.Runner.Posture()
-	o := checks.Options{Target: srv.URL, Timeout: 5 * time.Second, Patience: 400 * time.Millisecond}
+	o := checks.Options{Target: srv.URL, Timeout: 5 * time.Second, Patience: 400 * time.Millisecond, Execute: execute}
 	if len(p.Origins) > 0 {
 		o.Origin = fixtures.AllowedOrigin
 	}
@@ -73,13 +73,20 @@ func TestConformantPostures(t *testing.T) {
 			p, level := p, level
 			t.Run(fmt.Sprintf("%s/L%d", p.Name, level), func(t *testing.T) {
 				t.Parallel()
-				got := checkFixture(t, level, p.Name)
+				got := checkFixture(t, level, p.Name, false)
 				for _, r := range got.results {
 					if r.Outcome == checks.Fail || r.Outcome == checks.Error {
 						t.Errorf("conformant posture: %s", describe(r))
 					}
 				}
 				assert.Equal(t, got.executions, int64(0), "the agent ran without --execute")
+
+				got = checkFixture(t, level, p.Name, true)
+				for _, r := range got.results {
+					if r.Outcome == checks.Fail || r.Outcome == checks.Error {
+						t.Errorf("conformant posture, --execute: %s", describe(r))
+					}
+				}
 			})
 		}
 	}
@@ -95,8 +102,8 @@ type baselineEntry struct {
 	out  outcome
 }
 
-func baseline(t *testing.T, level int, posture string) outcome {
-	key := fmt.Sprintf("%s/%d", posture, level)
+func baseline(t *testing.T, level int, posture string, execute bool) outcome {
+	key := fmt.Sprintf("%s/%d/%v", posture, level, execute)
 	baselineMu.Lock()
 	e := baselines[key]
 	if e == nil {
@@ -104,7 +111,7 @@ func baseline(t *testing.T, level int, posture string) outcome {
 		baselines[key] = e
 	}
 	baselineMu.Unlock()
-	e.once.Do(func() { e.out = checkFixture(t, level, posture) })
+	e.once.Do(func() { e.out = checkFixture(t, level, posture, execute) })
 	return e.out
 }
 
@@ -119,8 +126,8 @@ func TestEachFaultIsCaughtByItsRuleAlone(t *testing.T) {
 			if level == 0 {
 				level = 3
 			}
-			base := baseline(t, level, f.Posture)
-			got := checkFixture(t, level, f.Posture, f.Name)
+			base := baseline(t, level, f.Posture, f.Execute)
+			got := checkFixture(t, level, f.Posture, f.Execute, f.Name)
 			if r := got.results[f.Rule]; r.Outcome != rule.Strength() {
 				t.Errorf("fault %s: want %s on %s, got %s", f.Name, rule.Strength(), f.Rule, describe(r))
 			}

@@ -198,7 +198,11 @@ func TestEveryFaultThroughTheCommand(t *testing.T) {
 		f := f
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
-			code, out := run(t, "demo", "--json", "--patience", "0.4", "--fault", f.Name)
+			args := []string{"demo", "--json", "--patience", "0.4", "--fault", f.Name}
+			if f.Execute {
+				args = append(args, "--execute")
+			}
+			code, out := run(t, args...)
 			rule := checks.Lookup(f.Rule)
 			assert.Assert(t, rule != nil)
 			want := 1
