@@ -25,8 +25,8 @@ type Config struct {
 	// Execute permits probes that run the agent (--execute).
 	Execute bool
 	// Patience bounds how long a probe waits for a runner that should have
-	// answered at once (a withheld body). Zero means 3 seconds, capped by
-	// the client's timeout.
+	// answered at once (a withheld body). Zero means DefaultPatience; it is
+	// capped by the client's timeout.
 	Patience time.Duration
 }
 
@@ -51,7 +51,15 @@ type Env struct {
 
 	mu  sync.Mutex
 	log []*wire.Exchange
+	// silent counts consecutive requests that got no answer at all; past
+	// giveUpAfter the run stops sending (see T.Do).
+	silent  int
+	skipped int
 }
+
+// giveUpAfter is how many requests in a row may go unanswered before the
+// checker stops waiting on a runner that has stopped answering.
+const giveUpAfter = 4
 
 // ErrNotARunner means the target answered, but not as a Postern runner.
 type ErrNotARunner struct{ Why string }
@@ -110,6 +118,33 @@ func (e *Env) record(ex *wire.Exchange) {
 	e.mu.Lock()
 	e.log = append(e.log, ex)
 	e.mu.Unlock()
+}
+
+// ErrGaveUp marks a request not sent because the runner had stopped answering.
+var ErrGaveUp = errors.New("not sent: the runner stopped answering several requests in a row")
+
+// countSilence tracks unanswered requests and reports whether to give up.
+func (e *Env) countSilence(ex *wire.Exchange) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ex.Answered() {
+		e.silent = 0
+	} else if errors.Is(ex.Err, wire.ErrNoAnswer) {
+		e.silent++
+	}
+}
+
+// gaveUp reports whether to skip the next request. Even then every eighth
+// request goes out, so a runner that hangs on one kind of request only is
+// found answering the others again.
+func (e *Env) gaveUp() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.silent < giveUpAfter {
+		return false
+	}
+	e.skipped++
+	return e.skipped%8 != 0
 }
 
 // Exchanges is every exchange of the run so far, in order.
@@ -174,4 +209,19 @@ func rootCause(err error) string {
 			return err.Error()
 		}
 	}
+}
+
+// DefaultPatience is how long a withheld-body probe waits by default. A
+// refusal decided on the request head takes a runner milliseconds.
+const DefaultPatience = time.Second
+
+func (e *Env) patience() time.Duration {
+	p := e.Patience
+	if p <= 0 {
+		p = DefaultPatience
+	}
+	if to := e.Client.Timeout(); p > to {
+		p = to
+	}
+	return p
 }

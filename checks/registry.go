@@ -14,6 +14,8 @@ func All() []*Rule {
 		section3,        // s3_levels.go
 		section4_1,      // s4_1_describe.go
 		section4_2,      // s4_2_inputs.go
+		section4_2Run,   // s4_2_run.go: needs --execute
+		section4_3,      // s4_3_stream.go: needs --execute
 		section4_4,      // s4_4_status.go
 		section4_6,      // s4_6_order.go
 		section5,        // s5_entitlement.go

@@ -1,3 +1,579 @@
 package checks
 
-var section2_3 = []*Rule{}
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// strangerOrigin is an origin no runner is configured with: .invalid is
+// reserved and never resolves (RFC 6761).
+const strangerOrigin = "https://conformance-stranger.invalid"
+
+// The response headers §2.3 is about.
+const (
+	allowOrigin      = "Access-Control-Allow-Origin"
+	allowMethods     = "Access-Control-Allow-Methods"
+	allowHeaders     = "Access-Control-Allow-Headers"
+	allowCredentials = "Access-Control-Allow-Credentials"
+)
+
+// needIdempotentRetry is met where status declares idempotent_retry.
+var needIdempotentRetry = needStatusField("idempotent-retry", true, "idempotent_retry")
+
+// §2.3 Browser clients: the preflight, the headers that admit an origin,
+// and the origins a runner must never admit. (The media-type rules of §2.3
+// live in s2_3_media.go.)
+//
+// Several defects would show in more than one rule; each is reported once:
+//   - a preflight left unhandled (no answer, 404, 405, a bare error) is
+//     2.3/preflight-*'s; the other rules set that answer aside;
+//   - an allowed origin's preflight that is refused is
+//     2.3/preflight-unconditional's; the header rules judge the 2xx answers;
+//   - Access-Control-Allow-Origin: * is 2.3/no-wildcard's; the rules about
+//     which origins are admitted judge echoes of the origin sent.
+var section2_3 = []*Rule{
+	preflightHandled("2.3/preflight-run", Must, "run"),
+	preflightHandled("2.3/preflight-stream", Must, "stream"),
+	preflightHandled("2.3/preflight-reads", Should, "describe", "status"),
+	{
+		ID: "2.3/preflight-unconditional", Section: "2.3", Level: 1, Keyword: MustNot,
+		Title: "an allowed origin's preflight on run and stream is 2xx with no credential, whatever the entitlement or level",
+		Needs: []Need{NeedOrigin},
+		Probe: probeUnconditional,
+	},
+	{
+		ID: "2.3/allow-origin-echo", Section: "2.3", Level: 1, Keyword: Must,
+		Title: "a preflight admitting an origin echoes it, octet for octet, in Access-Control-Allow-Origin",
+		Needs: []Need{NeedOrigin},
+		Probe: func(t *T) {
+			for _, a := range admitted(t, "run", "describe") {
+				if why := echoes(a.ex, t.Env.Origin); why != "" {
+					t.Fail(a.ex, "OPTIONS %s from %s answered %d, and %s; §2.3 wants the requesting origin repeated exactly",
+						a.verb, t.Env.Origin, a.ex.Status, why)
+				}
+			}
+		},
+	},
+	{
+		ID: "2.3/allow-methods", Section: "2.3", Level: 1, Keyword: Must,
+		Title: "Access-Control-Allow-Methods admits POST, OPTIONS on run/stream and GET, OPTIONS on describe/status",
+		Needs: []Need{NeedOrigin},
+		Probe: probeAllowMethods,
+	},
+	allowsHeader("2.3/allow-headers-content-type", "Content-Type",
+		"every preflight", []string{"run", "describe"}),
+	allowsHeader("2.3/allow-headers-idempotency", "Idempotency-Key",
+		"a runner declaring status.idempotent_retry (§4.2)", []string{"run", "stream"}, needIdempotentRetry),
+	allowsHeader("2.3/allow-headers-authorization", "Authorization",
+		"a runner requiring its own inbound authentication (§7)", []string{"run", "describe"}, NeedAuth),
+	{
+		ID: "2.3/no-needless-authorization", Section: "2.3", Level: 1, Keyword: ShouldNot,
+		Title: "a runner that requires no inbound authentication does not admit Authorization in its preflight",
+		Needs: []Need{NeedOrigin, NeedNoAuth},
+		Probe: func(t *T) {
+			for _, a := range admitted(t, "run", "describe") {
+				if hasToken(a.ex.Header, allowHeaders, "Authorization", true) {
+					t.Fail(a.ex, "OPTIONS %s from %s lists Authorization in %s (%q), yet the runner was reached without one; §2.3: naming it makes every describe preflight for a credential nobody reads",
+						a.verb, t.Env.Origin, allowHeaders, strings.Join(a.ex.Header.Values(allowHeaders), ", "))
+				}
+			}
+		},
+	},
+	{
+		ID: "2.3/vary-origin", Section: "2.3", Level: 1, Keyword: Must,
+		Title: "a preflight admitting an origin carries Vary: Origin",
+		Needs: []Need{NeedOrigin},
+		Probe: func(t *T) {
+			for _, a := range admitted(t, "run", "describe") {
+				if !variesByOrigin(a.ex.Header) {
+					t.Fail(a.ex, "OPTIONS %s from %s answered %d with Vary %q, which does not name Origin (§2.3)",
+						a.verb, t.Env.Origin, a.ex.Status, strings.Join(a.ex.Header.Values("Vary"), ", "))
+				}
+			}
+		},
+	},
+	{
+		ID: "2.3/actual-response-cors", Section: "2.3", Level: 1, Keyword: Must,
+		Title: "actual answers to an allowed origin, refusals included, carry its echo and Vary: Origin",
+		Needs: []Need{NeedOrigin},
+		Probe: probeActualResponses,
+	},
+	{
+		ID: "2.3/no-wildcard", Section: "2.3", Level: 1, Keyword: MustNot, Sweep: true,
+		Title: "no answer carries Access-Control-Allow-Origin: *",
+		Probe: probeNoWildcard,
+	},
+	{
+		ID: "2.3/no-unconfigured-origin", Section: "2.3", Level: 1, Keyword: MustNot,
+		Title: "an origin the runner was not configured with, near misses of the allowed one included, is never admitted",
+		Probe: probeUnconfigured,
+	},
+	{
+		ID: "2.3/null-origin", Section: "2.3", Level: 1, Keyword: MustNot,
+		Title: "Origin: null is never admitted",
+		Probe: func(t *T) {
+			for _, ex := range []*wire.Exchange{
+				t.Do(preflight(t, "run", "null")),
+				t.Do(withOrigin(wire.Get("describe"), "null", "a read from an opaque origin (sandbox, file://)")),
+			} {
+				judgeAdmission(t, ex, "null", "the opaque origin of sandboxed and file:// documents",
+					"§2.3: null is no origin a configuration can name, and admitting it admits every such document")
+			}
+		},
+	},
+	{
+		ID: "2.3/no-allow-credentials", Section: "2.3", Level: 1, Keyword: ShouldNot, Sweep: true,
+		Title: "no answer carries Access-Control-Allow-Credentials",
+		Probe: probeNoCredentials,
+	},
+	{
+		ID: "2.3/refused-preflight-204", Section: "2.3", Level: 1, Keyword: Should,
+		Title: "a refused origin's preflight is answered 204 without Access-Control-Allow-Origin, not an error",
+		Probe: probeRefusedPreflight,
+	},
+}
+
+// isPost reports whether verb is called with POST (run, stream).
+func isPost(verb string) bool { return verb == "run" || verb == "stream" }
+
+// preflight is the OPTIONS a browser sends before calling verb from origin.
+// It asks for the request headers a page would send: Content-Type, plus
+// Authorization where --header gives one, plus Idempotency-Key on run and
+// stream where status declares idempotent_retry — so that a runner echoing
+// the requested headers is judged on the ones that matter.
+func preflight(t *T, verb, origin string) wire.Request {
+	method := http.MethodGet
+	if isPost(verb) {
+		method = http.MethodPost
+	}
+	ask := []string{"content-type"}
+	if t.Env.Client.HasHeader("Authorization") {
+		ask = append(ask, "authorization")
+	}
+	if isPost(verb) && t.Env.Status.Obj != nil && t.Env.Status.Obj["idempotent_retry"] == true {
+		ask = append(ask, "idempotency-key")
+	}
+	sort.Strings(ask)
+	h := http.Header{}
+	h.Set("Origin", origin)
+	h.Set("Access-Control-Request-Method", method)
+	h.Set("Access-Control-Request-Headers", strings.Join(ask, ","))
+	return wire.Request{Method: http.MethodOptions, Path: wire.Prefix + verb, Header: h,
+		Note: fmt.Sprintf("a browser's preflight for %s %s from %s", method, verb, origin)}
+}
+
+// withOrigin adds an Origin header to r.
+func withOrigin(r wire.Request, origin, note string) wire.Request {
+	h := r.Header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Origin", origin)
+	r.Header, r.Note = h, note+", Origin "+origin
+	return r
+}
+
+// unhandled says how a preflight answer shows the method was left
+// unhandled, or "" where it was answered: a 2xx, or a refusal in §2.1's
+// envelope, which at least says what it is.
+func unhandled(ex *wire.Exchange) string {
+	switch {
+	case !ex.Answered():
+		return ex.StatusLine()
+	case ex.Status == http.StatusMethodNotAllowed:
+		return "405, a framework's answer for a method nobody registered"
+	case ex.Status == http.StatusNotFound:
+		return "404, as if the path were not there"
+	case ex.Status >= 300 && ex.ErrorCode() == "":
+		return fmt.Sprintf("%d with no error envelope (%q)", ex.Status, wire.Excerpt(ex.Body, 60))
+	}
+	return ""
+}
+
+func is2xx(ex *wire.Exchange) bool { return ex.Status >= 200 && ex.Status < 300 }
+
+// preflightHandled: OPTIONS on each verb is answered, for the allowed origin
+// (when --origin names one) and for a stranger.
+func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
+	return &Rule{
+		ID: id, Section: "2.3", Level: 1, Keyword: kw,
+		Title: fmt.Sprintf("OPTIONS on %s is answered, for an allowed and a refused origin alike", strings.Join(verbs, " and ")),
+		Probe: func(t *T) {
+			origins := []string{strangerOrigin}
+			if t.Env.Origin != "" {
+				origins = []string{t.Env.Origin, strangerOrigin}
+			} else {
+				t.Note("without --origin, only a refused origin's preflight is tried")
+			}
+			for _, verb := range verbs {
+				for _, o := range origins {
+					ex := t.Do(preflight(t, verb, o))
+					if why := unhandled(ex); why != "" {
+						t.Fail(ex, "OPTIONS %s from %s got %s; §2.3 wants the preflight answered (a 2xx, or at least a refusal in the envelope), not left unhandled",
+							verb, o, why)
+					}
+				}
+			}
+		},
+	}
+}
+
+func probeUnconditional(t *T) {
+	var state string
+	if t.Env.Status.Obj != nil {
+		state = Str(t.StatusDoc(), "entitlement", "state")
+	}
+	for _, verb := range []string{"run", "stream"} {
+		r := preflight(t, verb, t.Env.Origin)
+		r.OmitExtra = true
+		r.Note += ", sent without the --header values"
+		ex := t.Do(r)
+		var when []string
+		if t.Env.Client.HasHeader("Authorization") {
+			when = append(when, "without the runner's Authorization")
+		}
+		if state != "" && state != "not_required" && state != "active" {
+			when = append(when, "while status reports entitlement "+state)
+		}
+		if need := map[string]int{"run": 2, "stream": 3}[verb]; t.Env.Level != 0 && t.Env.Level < need {
+			when = append(when, fmt.Sprintf("to a Level %d runner (%s is Level %d)", t.Env.Level, verb, need))
+		}
+		cond := ""
+		if len(when) > 0 {
+			cond = " " + strings.Join(when, ", ")
+		}
+		if !is2xx(ex) {
+			t.Fail(ex, "OPTIONS %s from the allowed origin %s%s answered %s, not a 2xx; §2.3: a preflight needs no credential or entitlement, and its answer does not depend on the level",
+				verb, t.Env.Origin, cond, ex.Brief())
+		} else if cond != "" {
+			t.Note("OPTIONS %s answered %d%s", verb, ex.Status, cond)
+		}
+	}
+}
+
+// preflightAnswer is a 2xx preflight from the allowed origin.
+type preflightAnswer struct {
+	verb string
+	ex   *wire.Exchange
+}
+
+// admitted sends the allowed origin's preflight to each verb and returns
+// the 2xx answers: the ones §2.3's header table binds. A preflight that was
+// not 2xx is 2.3/preflight-*'s to report; with none, the rule is skipped.
+func admitted(t *T, verbs ...string) []preflightAnswer {
+	var out []preflightAnswer
+	for _, verb := range verbs {
+		ex := t.Do(preflight(t, verb, t.Env.Origin))
+		if is2xx(ex) {
+			out = append(out, preflightAnswer{verb, ex})
+			continue
+		}
+		t.Note("OPTIONS %s from %s answered %s: not an admitting answer, set aside (2.3/preflight-* judge it)", verb, t.Env.Origin, ex.Brief())
+	}
+	if len(out) == 0 {
+		t.Skip("no preflight from --origin %s was answered 2xx, so no admitting answer to judge; is --origin one the runner allows?", t.Env.Origin)
+	}
+	return out
+}
+
+// tokens is every comma-separated member of every value of the header.
+func tokens(h http.Header, name string) []string {
+	var out []string
+	for _, v := range h.Values(name) {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// hasToken reports whether the header's list holds want; fold compares
+// case-insensitively (header names), otherwise exactly (method tokens).
+func hasToken(h http.Header, name, want string, fold bool) bool {
+	for _, p := range tokens(h, name) {
+		if p == want || (fold && strings.EqualFold(p, want)) {
+			return true
+		}
+	}
+	return false
+}
+
+// wildcardHonoured reports whether a "*" in Allow-Methods or Allow-Headers
+// counts as a wildcard: under the Fetch standard it does for a request
+// without credentials, which is every request §2.3 has in mind, unless the
+// answer also admits credentials.
+func wildcardHonoured(h http.Header, name string) bool {
+	return hasToken(h, name, "*", false) && !strings.EqualFold(strings.TrimSpace(h.Get(allowCredentials)), "true")
+}
+
+func variesByOrigin(h http.Header) bool {
+	// Vary: * makes every answer uncacheable, which is what Vary: Origin is for.
+	return hasToken(h, "Vary", "Origin", true) || hasToken(h, "Vary", "*", false)
+}
+
+// echoes says how the answer fails to echo origin in
+// Access-Control-Allow-Origin, or "" where it does.
+func echoes(ex *wire.Exchange, origin string) string {
+	got := ex.Header.Values(allowOrigin)
+	switch {
+	case len(got) == 0:
+		return "it carries no " + allowOrigin
+	case len(got) > 1:
+		return fmt.Sprintf("it carries %s %d times (%q), which a browser rejects", allowOrigin, len(got), strings.Join(got, ", "))
+	case got[0] != origin:
+		return fmt.Sprintf("%s is %q", allowOrigin, got[0])
+	}
+	return ""
+}
+
+func probeAllowMethods(t *T) {
+	for _, a := range admitted(t, "run", "stream", "describe", "status") {
+		want := []string{http.MethodGet, http.MethodOptions}
+		if isPost(a.verb) {
+			want = []string{http.MethodPost, http.MethodOptions}
+		}
+		if wildcardHonoured(a.ex.Header, allowMethods) {
+			t.Note("OPTIONS %s: %s is *, which a browser honours for a request without credentials", a.verb, allowMethods)
+			continue
+		}
+		var missing []string
+		for _, m := range want {
+			if !hasToken(a.ex.Header, allowMethods, m, false) {
+				missing = append(missing, m)
+			}
+		}
+		if len(missing) > 0 {
+			t.Fail(a.ex, "OPTIONS %s from %s: %s is %q, without %s; §2.3 wants %s (method names are case-sensitive)",
+				a.verb, t.Env.Origin, allowMethods, strings.Join(a.ex.Header.Values(allowMethods), ", "),
+				strings.Join(missing, " or "), strings.Join(want, ", "))
+		}
+	}
+}
+
+// allowsHeader: the allowed origin's preflight on verbs lists header in
+// Access-Control-Allow-Headers. Authorization is never covered by "*"
+// (the Fetch standard names it explicitly), the others are.
+func allowsHeader(id, header, who string, verbs []string, needs ...Need) *Rule {
+	return &Rule{
+		ID: id, Section: "2.3", Level: 1, Keyword: Must,
+		Title: fmt.Sprintf("the preflight of %s admits %s in Access-Control-Allow-Headers", who, header),
+		Needs: append([]Need{NeedOrigin}, needs...),
+		Probe: func(t *T) {
+			for _, a := range admitted(t, verbs...) {
+				if hasToken(a.ex.Header, allowHeaders, header, true) {
+					continue
+				}
+				if header != "Authorization" && wildcardHonoured(a.ex.Header, allowHeaders) {
+					t.Note("OPTIONS %s: %s is *, which a browser honours for %s", a.verb, allowHeaders, header)
+					continue
+				}
+				t.Fail(a.ex, "OPTIONS %s from %s: %s is %q, which does not name %s; §2.3 requires it for %s, since a browser sends no header its preflight did not admit",
+					a.verb, t.Env.Origin, allowHeaders, strings.Join(a.ex.Header.Values(allowHeaders), ", "), header, who)
+			}
+		},
+	}
+}
+
+// refusableRun is a run body nothing can execute: inputs is not an object.
+const refusableRun = `{"inputs": "conformance probe"}`
+
+func probeActualResponses(t *T) {
+	post := wire.PostJSON("run", refusableRun)
+	for _, r := range []wire.Request{
+		withOrigin(wire.Get("describe"), t.Env.Origin, "a cross-origin read of describe"),
+		withOrigin(wire.Get("status"), t.Env.Origin, "a cross-origin read of status"),
+		withOrigin(post, t.Env.Origin, "a cross-origin run whose inputs is not an object: refused by any runner"),
+	} {
+		ex := t.Do(r)
+		if !ex.Answered() {
+			t.Fail(ex, "%s with Origin %s got %s", ex.RequestLine(), t.Env.Origin, ex.StatusLine())
+			continue
+		}
+		if why := echoes(ex, t.Env.Origin); why != "" {
+			t.Fail(ex, "%s with Origin %s answered %s, and %s; §2.3 puts the echo on the actual answer too, or the browser hides it from the page",
+				ex.RequestLine(), t.Env.Origin, ex.Brief(), why)
+		}
+		if !variesByOrigin(ex.Header) {
+			t.Fail(ex, "%s with Origin %s answered %s with Vary %q, which does not name Origin; §2.3 requires it on the actual answer, so no shared cache hands one origin's answer to another",
+				ex.RequestLine(), t.Env.Origin, ex.Brief(), strings.Join(ex.Header.Values("Vary"), ", "))
+		}
+	}
+}
+
+// maxSweepFindings caps the findings a sweep reports one by one.
+const maxSweepFindings = 3
+
+// sweepHeaders calls bad on every answer under the prefix, this rule's and
+// every other's, and fails those it reports, up to maxSweepFindings.
+func sweepHeaders(t *T, bad func(ex *wire.Exchange) string) {
+	n, failed := 0, 0
+	for _, ex := range t.Env.Exchanges() {
+		if !ex.Answered() || !strings.Contains(ex.URL, wire.Prefix) {
+			continue
+		}
+		n++
+		why := bad(ex)
+		if why == "" {
+			continue
+		}
+		if failed++; failed <= maxSweepFindings {
+			t.Fail(ex, "%s", why)
+		}
+	}
+	if failed > maxSweepFindings {
+		t.Fail(nil, "and %d more answers alike", failed-maxSweepFindings)
+	}
+	t.Note("looked at %d answers", n)
+}
+
+func originOf(ex *wire.Exchange) string {
+	if o := ex.ReqHeader.Get("Origin"); o != "" {
+		return "Origin " + o
+	}
+	return "no Origin"
+}
+
+func probeNoWildcard(t *T) {
+	t.Do(preflight(t, "run", strangerOrigin))
+	t.Do(withOrigin(wire.Get("describe"), strangerOrigin, "a cross-origin read from an origin nobody configured"))
+	sweepHeaders(t, func(ex *wire.Exchange) string {
+		for _, v := range ex.Header.Values(allowOrigin) {
+			if strings.TrimSpace(v) == "*" {
+				return fmt.Sprintf("%s (%s) answered %s with %s: *; §2.3 forbids a runner shipping the wildcard, which admits every page on the web (§7) — an operator may choose it, a runner may not choose it for them",
+					ex.RequestLine(), originOf(ex), ex.Brief(), allowOrigin)
+			}
+		}
+		return ""
+	})
+}
+
+// nearMiss is an origin that differs from the allowed one in one way a
+// sloppy comparison misses.
+type nearMiss struct{ origin, how string }
+
+// nearMisses derives from the allowed origin others that are distinct
+// origins a browser could send. Variants a browser never sends (a trailing
+// slash, an upper-case host: origins are serialised without either) and
+// variants that are the same origin (an explicit default port) are left
+// out: admitting them admits nobody new.
+func nearMisses(origin string) []nearMiss {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil
+	}
+	host, port := u.Hostname(), u.Port()
+	other := map[string]string{"http": "https", "https": "http"}[u.Scheme]
+	withPort := func(h string) string {
+		if port == "" {
+			return u.Scheme + "://" + h
+		}
+		return u.Scheme + "://" + net.JoinHostPort(h, port)
+	}
+	p := "61357"
+	if port == p {
+		p = "61358"
+	}
+	out := []nearMiss{
+		{other + "://" + u.Host, "with another scheme"},
+		{u.Scheme + "://" + net.JoinHostPort(host, p), "with another port"},
+	}
+	if strings.Contains(host, ":") { // an IPv6 literal: no host variants
+		return out
+	}
+	out = append(out,
+		nearMiss{withPort(host + ".evil.test"), "with a suffix on its host"},
+		nearMiss{withPort("evil-" + host), "with a prefix on its host"},
+	)
+	if len(host) > 1 {
+		out = append(out, nearMiss{withPort(host[:len(host)-1]), "with its host cut short"})
+	}
+	return out
+}
+
+// judgeAdmission fails ex where it admits origin: Access-Control-Allow-Origin
+// equal to the origin sent. A wildcard is 2.3/no-wildcard's finding.
+func judgeAdmission(t *T, ex *wire.Exchange, origin, what, why string) {
+	for _, v := range ex.Header.Values(allowOrigin) {
+		switch strings.TrimSpace(v) {
+		case origin:
+			t.Fail(ex, "%s from %s (%s) answered %s with %s: %s, admitting it; %s",
+				ex.RequestLine(), origin, what, ex.Brief(), allowOrigin, v, why)
+		case "*":
+			t.Note("%s from %s carries %s: * (2.3/no-wildcard reports it)", ex.Method, origin, allowOrigin)
+		}
+	}
+}
+
+// unconfigured is why admitting an origin nobody configured is wrong.
+const unconfigured = "§2.3 forbids admitting an origin the runner was not configured with"
+
+func probeUnconfigured(t *T) {
+	judgeAdmission(t, t.Do(preflight(t, "run", strangerOrigin)), strangerOrigin, "an origin nobody configured", unconfigured)
+	judgeAdmission(t, t.Do(withOrigin(wire.Get("describe"), strangerOrigin, "a cross-origin read from an origin nobody configured")),
+		strangerOrigin, "an origin nobody configured", unconfigured)
+	if t.Env.Origin == "" {
+		t.Note("without --origin, near misses of an allowed origin are not tried")
+		return
+	}
+	misses := nearMisses(t.Env.Origin)
+	if len(misses) == 0 {
+		t.Note("--origin %q is not a scheme://host[:port] origin; no near misses tried", t.Env.Origin)
+	}
+	for _, m := range misses {
+		judgeAdmission(t, t.Do(preflight(t, "run", m.origin)), m.origin,
+			fmt.Sprintf("--origin %s %s", t.Env.Origin, m.how),
+			unconfigured+"; only a configuration naming this exact origin would justify it")
+	}
+}
+
+func probeNoCredentials(t *T) {
+	o := t.Env.Origin
+	if o == "" {
+		o = strangerOrigin
+	}
+	t.Do(preflight(t, "run", o))
+	t.Do(withOrigin(wire.Get("describe"), o, "a cross-origin read"))
+	sweepHeaders(t, func(ex *wire.Exchange) string {
+		if v := ex.Header.Values(allowCredentials); len(v) > 0 {
+			return fmt.Sprintf("%s (%s) answered %s with %s: %s; §2.3: Postern has no cookie or browser-held token, so the header only admits ambient credentials it never asked for",
+				ex.RequestLine(), originOf(ex), ex.Brief(), allowCredentials, strings.Join(v, ", "))
+		}
+		return ""
+	})
+}
+
+func probeRefusedPreflight(t *T) {
+	judged := 0
+	for _, verb := range []string{"run", "describe"} {
+		ex := t.Do(preflight(t, verb, strangerOrigin))
+		if why := unhandled(ex); why != "" {
+			t.Note("OPTIONS %s from %s got %s: set aside (2.3/preflight-* report it)", verb, strangerOrigin, why)
+			continue
+		}
+		judged++
+		acao := strings.TrimSpace(ex.Header.Get(allowOrigin))
+		switch {
+		case !is2xx(ex):
+			t.Fail(ex, "OPTIONS %s from %s, an origin nobody configured, was refused %s; §2.3 prefers 204 without %s: the page reads neither, and an error status sends whoever reads the log after a problem that is not there",
+				verb, strangerOrigin, ex.Brief(), allowOrigin)
+		case acao == strangerOrigin || acao == "*":
+			t.Note("OPTIONS %s from %s admitted it (%s: %s): 2.3/no-unconfigured-origin and 2.3/no-wildcard report that", verb, strangerOrigin, allowOrigin, acao)
+		case acao != "":
+			t.Fail(ex, "OPTIONS %s from %s answered %d but carries %s: %q; §2.3 prefers a refused origin's preflight without it",
+				verb, strangerOrigin, ex.Status, allowOrigin, acao)
+		case ex.Status != http.StatusNoContent:
+			t.Note("OPTIONS %s from %s answered %d, a 2xx without %s; 204 is the usual choice", verb, strangerOrigin, ex.Status, allowOrigin)
+		}
+	}
+	if judged == 0 {
+		t.Skip("no refused preflight was answered at all (2.3/preflight-* report it)")
+	}
+}

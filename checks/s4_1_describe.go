@@ -1,6 +1,16 @@
 package checks
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
 
 // §4.1 GET /postern/v0/describe.
 var section4_1 = []*Rule{
@@ -33,4 +43,286 @@ var section4_1 = []*Rule{
 			}
 		},
 	},
+	{
+		ID: "4.1/withdrawn-capabilities", Section: "4.1", Level: 1, Keyword: Should,
+		Title: "describe's capabilities should drop streaming (withdrawn) and idempotent_retry (moved to status)",
+		Needs: []Need{NeedDescribe},
+		Probe: func(t *T) {
+			caps, _ := t.DescribeDoc()["capabilities"].(map[string]any)
+			if v, ok := caps["streaming"]; ok {
+				t.Fail(t.Env.Describe.Ex, "capabilities.streaming is %v; §4.1 withdrew it: a client reads the level from status (§3), so this means nothing and the checker ignores it", v)
+			}
+			if v, ok := caps["idempotent_retry"]; ok {
+				t.Fail(t.Env.Describe.Ex, "capabilities.idempotent_retry is %v; §4.1 moved it to status, where clients must read it, so here it means nothing and the checker ignores it", v)
+			}
+		},
+	},
+	{
+		ID: "4.1.1/key-grammar", Section: "4.1.1", Level: 1, Keyword: Must,
+		Title: "every input key is one or more of A-Z a-z 0-9 _ . - and nothing else",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/inputs/*/key#pattern", "describe:/inputs/*/key#type"},
+		Probe: func(t *T) {
+			eachInput(t, "§4.1.1: a key is one or more of [A-Za-z0-9_.-] and nothing else, not even a trailing newline", func(at string, in map[string]any) {
+				k, ok := in["key"]
+				if s, isStr := k.(string); ok && (!isStr || !inputKeyGrammar.MatchString(s)) {
+					t.Fail(t.Env.Describe.Ex, "describe %s/key is %#v; §4.1.1: a key is [A-Za-z0-9_.-]+, the whole string", at, k)
+				}
+			})
+		},
+	},
+	{
+		ID: "4.1.1/input-types", Section: "4.1.1", Level: 1, Keyword: MustNot,
+		Title: "no input declares a type outside text, number and select",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/inputs/*/type#enum", "describe:/inputs/*/type#type"},
+		Probe: func(t *T) {
+			eachInput(t, "§4.1.1: a runner emits no input type beyond text, number and select", func(at string, in map[string]any) {
+				if ty, ok := in["type"]; ok && ty != "text" && ty != "number" && ty != "select" {
+					t.Fail(t.Env.Describe.Ex, "describe %s/type is %#v; §4.1.1: v0 types are text, number and select only", at, ty)
+				}
+			})
+		},
+	},
+	{
+		ID: "4.1.1/select-options", Section: "4.1.1", Level: 1, Keyword: Required,
+		Title: "a select input lists its choices in validation.options",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/inputs/*/validation#required"},
+		Probe: func(t *T) {
+			eachInput(t, "§4.1.1: validation.options is required on a select input", func(at string, in map[string]any) {
+				if in["type"] != "select" {
+					return
+				}
+				if _, ok := Path(in, "validation", "options"); !ok {
+					t.Fail(t.Env.Describe.Ex, "describe %s is a select input (key %v) without validation.options; §4.1.1 requires them", at, in["key"])
+				}
+			})
+		},
+	},
+	{
+		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must,
+		Title: "an input's default fits its type: a string for text and select, a number for number, or null",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/inputs/*/default"},
+		Probe: func(t *T) {
+			eachInput(t, "§4.1.1: a default is a string for text and select, a number for number, or null; never a boolean", func(at string, in map[string]any) {
+				d, ok := in["default"]
+				if !ok || d == nil {
+					return
+				}
+				_, isStr := d.(string)
+				isNum := isJSONNumber(d)
+				if fits := isStr && in["type"] != "number" || isNum && in["type"] == "number"; !fits {
+					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean", at, d, in["type"])
+				}
+			})
+		},
+	},
+	{
+		ID: "4.1.2/write-tools-subset", Section: "4.1.2", Level: 1, Keyword: Must,
+		Title: "every capabilities.write_tools entry is also listed in capabilities.tools",
+		Needs: []Need{NeedDescribe},
+		Probe: func(t *T) {
+			writes, ok := Path(t.DescribeDoc(), "capabilities", "write_tools")
+			list, isList := writes.([]any)
+			if !ok || !isList {
+				t.Skip("describe declares no capabilities.write_tools list")
+				return
+			}
+			tools, _ := Path(t.DescribeDoc(), "capabilities", "tools")
+			known, _ := tools.([]any)
+			for _, w := range list {
+				if !slices.Contains(known, w) {
+					t.Fail(t.Env.Describe.Ex, "capabilities.write_tools names %#v, which capabilities.tools does not list; §4.1.2: write_tools is a subset of tools", w)
+				}
+			}
+		},
+	},
+	{
+		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot,
+		Title: "a credentials entry carries env, purpose and signup_url and no other member",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/credentials/*#additionalProperties"},
+		Probe: func(t *T) {
+			eachCredential(t, "§4.1.3: the entry is closed to env, purpose and signup_url, leaving nowhere for a value to travel", func(at string, c map[string]any) {
+				for _, k := range slices.Sorted(maps.Keys(c)) {
+					if k != "env" && k != "purpose" && k != "signup_url" {
+						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value", at, k)
+					}
+				}
+			})
+		},
+	},
+	{
+		ID: "4.1.3/no-credential-value", Section: "4.1.3", Level: 1, Keyword: MustNot,
+		Title: "no credentials entry carries something shaped like a key or token, in any member",
+		Needs: []Need{NeedDescribe},
+		Probe: func(t *T) {
+			eachCredential(t, "", func(at string, c map[string]any) {
+				walkStrings(c, at, func(p, s string) {
+					if tok, found := secretIn(s); found {
+						t.Fail(t.Env.Describe.Ex, "describe %s holds %s, shaped like a credential value; §4.1.3: describe names a credential by its variable and never carries the value", p, redactSecret(tok))
+					}
+				})
+			})
+		},
+	},
+	{
+		ID: "4.1.3/no-secret-elsewhere", Section: "4.1.3", Level: 1, Keyword: Should,
+		Title: "nothing outside credentials looks like a key or token either (a heuristic: it warns)",
+		Needs: []Need{NeedDescribe},
+		Probe: func(t *T) {
+			rest := maps.Clone(t.DescribeDoc())
+			delete(rest, "credentials") // 4.1.3/no-credential-value reads those
+			walkStrings(rest, "", func(p, s string) {
+				if tok, found := secretIn(s); found {
+					t.Fail(t.Env.Describe.Ex, "describe %s holds %s, shaped like a key or token; §4.1.3 and §7 forbid a credential value anywhere in describe (this may be a false positive)", p, redactSecret(tok))
+				}
+			})
+		},
+	},
+	// The two bytes rules come before 4.1.4/output-present: a claim covers
+	// the path below it, so "/output#required" would otherwise also take
+	// a missing media_type, and the first selected rule's claim wins.
+	{
+		ID: "4.1.4/bytes-media-type", Section: "4.1.4", Level: 1, Keyword: Required,
+		Title: "a bytes output names its media_type, an RFC 6838 type in lower case",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/output/media_type"},
+		Probe: func(t *T) {
+			out := describeOutput(t, "bytes", "§4.1.4: a bytes output names an RFC 6838 media_type, emitted in lower case")
+			if out == nil {
+				return
+			}
+			switch mt, ok := out["media_type"]; {
+			case !ok:
+				t.Fail(t.Env.Describe.Ex, "output.type is bytes and media_type is absent; §4.1.4 requires it")
+			case !bytesMediaType.MatchString(fmt.Sprint(mt)):
+				t.Fail(t.Env.Describe.Ex, "output.media_type is %#v; §4.1.4: type/subtype in RFC 6838 restricted-name characters, emitted in lower case", mt)
+			}
+		},
+	},
+	{
+		ID: "4.1.4/bytes-no-example", Section: "4.1.4", Level: 1, Keyword: MustNot,
+		Title: "a bytes output carries no example",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/output/example#false"},
+		Probe: func(t *T) {
+			out := describeOutput(t, "bytes", "§4.1.4: example is text-only, and a bytes output carries none")
+			if out == nil {
+				return
+			}
+			if ex, ok := out["example"]; ok {
+				t.Fail(t.Env.Describe.Ex, "output.type is bytes and output.example is %s; §4.1.4: example is text-only and absent for bytes", wire.Excerpt([]byte(fmt.Sprint(ex)), 40))
+			}
+		},
+	},
+	{
+		ID: "4.1.4/output-present", Section: "4.1.4", Level: 1, Keyword: Required,
+		Title: "describe carries an output block with a type",
+		Needs: []Need{NeedDescribe},
+		Owns:  []string{"describe:/output#required"},
+		Probe: func(t *T) {
+			describeClaims(t, "§4.1.4: the output block and its type are required; describe is the only place a client learns the type before a run")
+			v, ok := t.DescribeDoc()["output"]
+			out, isObj := v.(map[string]any)
+			switch {
+			case t.Failed():
+			case !ok:
+				t.Fail(t.Env.Describe.Ex, "describe has no output block; §4.1.4 requires one, the only place a client learns the output type before a run")
+			case !isObj:
+				t.Note("output is not an object (4.1/schema judges its shape)")
+			case out["type"] == nil:
+				t.Fail(t.Env.Describe.Ex, "describe.output carries no type; §4.1.4 requires it")
+			default:
+				t.Note("output type %v", out["type"])
+			}
+		},
+	},
+}
+
+var (
+	// inputKeyGrammar is §4.1.1's key grammar, anchored to the whole string (\z:
+	// not even a trailing newline).
+	inputKeyGrammar = regexp.MustCompile(`\A[A-Za-z0-9_.-]+\z`)
+	// bytesMediaType is §4.1.4's shape: restricted-name on both sides, lower case.
+	bytesMediaType = regexp.MustCompile(`\A[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\z`)
+)
+
+// describeClaims reports the describe schema violations the rule claims,
+// each followed by why (see ownClaims).
+func describeClaims(t *T, why string) { ownClaims(t, "describe", t.Env.Describe, why) }
+
+// ownClaims reports the violations of doc the rule claims, adding why —
+// the rule's own reading of the spec — to the schema's words. A rule
+// claiming nothing in doc reports nothing: schemaFindings would hand it
+// every unclaimed violation, which is the schema rule's to report.
+func ownClaims(t *T, doc string, d *Doc, why string) {
+	claims := false
+	for _, o := range t.Rule.Owns {
+		claims = claims || strings.HasPrefix(o, doc+":")
+	}
+	if !claims {
+		return
+	}
+	from := len(t.findings)
+	t.schemaFindings(doc, d.Ex, d.Obj)
+	for i := from; i < len(t.findings) && why != ""; i++ {
+		t.findings[i].Message += "; " + why
+	}
+}
+
+// eachInput reports the rule's claimed violations, then, where the schema
+// set found none (a set loaded with --schemas may be shaped differently),
+// hands every input declaration to judge as the rule's own check.
+func eachInput(t *T, why string, judge func(at string, in map[string]any)) {
+	eachEntry(t, "inputs", why, judge)
+}
+
+// eachCredential is eachInput for the credentials entries.
+func eachCredential(t *T, why string, judge func(at string, c map[string]any)) {
+	eachEntry(t, "credentials", why, judge)
+}
+
+func eachEntry(t *T, member, why string, judge func(at string, m map[string]any)) {
+	describeClaims(t, why)
+	list, _ := t.DescribeDoc()[member].([]any)
+	switch {
+	case t.Failed():
+		return
+	case len(list) == 0:
+		t.Skip("describe declares no %s", member)
+		return
+	}
+	for i, v := range list {
+		if m, ok := v.(map[string]any); ok {
+			judge(fmt.Sprintf("/%s/%d", member, i), m)
+		}
+	}
+}
+
+// describeOutput reports the rule's claimed violations and returns the
+// output block if its type is want; otherwise it skips the rule (unless a
+// claimed violation already failed it) and returns nil.
+func describeOutput(t *T, want, why string) map[string]any {
+	describeClaims(t, why)
+	if t.Failed() {
+		return nil
+	}
+	out, _ := t.DescribeDoc()["output"].(map[string]any)
+	if ty := Str(out, "type"); ty != want {
+		t.Skip("describe.output.type is %s; applies to %s", quoteOr(ty), want)
+		return nil
+	}
+	return out
+}
+
+// isJSONNumber reports whether a decoded JSON value is a number.
+func isJSONNumber(v any) bool {
+	switch v.(type) {
+	case json.Number, float64, int:
+		return true
+	}
+	return false
 }

@@ -1,3 +1,567 @@
 package checks
 
-var section4_2 = []*Rule{}
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// §4.2 POST /postern/v0/run: the inputs a runner refuses before anything
+// else it holds is consulted (§4.1.1 fixes their value space), and the
+// Idempotency-Key such a refusal leaves unbound.
+//
+// Safety. A request missing a required input is refused by every conforming
+// runner before its agent starts, so those probes run in default mode. A
+// request whose one defect is a value (too long, off-pattern, of the wrong
+// type…) is not safe there: a runner that skips the check would run it. The
+// value probes therefore need --execute, or a runner whose status publishes
+// a missing credential — there a runner skipping validation answers 424
+// rather than running anything (§4.6).
+var section4_2 = []*Rule{
+	{
+		ID: "4.2/missing-required", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a run leaving out a required input is refused 400 bad_request",
+		Needs: []Need{NeedStatus, NeedDescribe, needEntitled},
+		Probe: func(t *T) {
+			in := readInputs(t.DescribeDoc())
+			d, ok := in.firstRequired()
+			if !ok {
+				t.Skip("describe declares no required input to leave out")
+				return
+			}
+			expectBadRequest(t, in.missingCase(d.key, false))
+		},
+	},
+	{
+		ID: "4.2/names-key", Section: "4.2", Level: 2, Keyword: Should,
+		Title: "the refusal of a run missing a required input names that input's key",
+		Needs: []Need{NeedStatus, NeedDescribe, needEntitled},
+		Probe: func(t *T) {
+			in := readInputs(t.DescribeDoc())
+			d, ok := in.firstRequired()
+			if !ok {
+				t.Skip("describe declares no required input to leave out")
+				return
+			}
+			c := in.missingCase(d.key, true)
+			ex := t.Do(c.request())
+			if ex.Status != http.StatusBadRequest {
+				t.Skip("the request (%s) was answered %s rather than 400, so there is no refusal message to read; 4.2/missing-required judges the answer",
+					c.what, ex.Brief())
+				return
+			}
+			msg := ex.ErrorMessage()
+			if msg == "" {
+				t.Skip("the 400 carries no error.message to look for the key in; 2.1/envelope judges that")
+				return
+			}
+			if !strings.Contains(msg, d.key) {
+				t.Fail(ex, "the 400 for a run without %q says %q, which does not name the key; §4.2 asks for the offending key in error.message",
+					d.key, msg)
+			}
+		},
+	},
+	{
+		ID: "4.2/null-required", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "null for a required input counts as leaving it out: refused 400",
+		Needs: []Need{NeedStatus, NeedDescribe, needEntitled},
+		Probe: func(t *T) {
+			in := readInputs(t.DescribeDoc())
+			d, ok := in.firstRequired()
+			if !ok {
+				t.Skip("describe declares no required input to send as null")
+				return
+			}
+			expectBadRequest(t, in.missingCase(d.key, false).with(d.key, nil, fmt.Sprintf("%s sent as null (§4.1.1: null is no value)", d.key)))
+		},
+	},
+	valueRule("4.2/boolean-value", "a boolean value for a declared input is refused 400 (§4.1.1 admits none)",
+		func(in *inputSet) ([]inputCase, string) {
+			if len(in.decls) == 0 {
+				return nil, "describe declares no input to send a boolean for"
+			}
+			d := in.decls[0]
+			if r, ok := in.firstRequired(); ok {
+				d = r
+			}
+			return in.valueCases(d.key, true, d.key+" sent as true")
+		}),
+	valueRule("4.2/wrong-type", "a number for a text input, or a string for a number input, is refused 400",
+		func(in *inputSet) ([]inputCase, string) {
+			var out []inputCase
+			if d, ok := in.first(func(d inputDecl) bool { return d.kind() != "number" }); ok {
+				cs, why := in.valueCases(d.key, json.Number("7"), fmt.Sprintf("%s (%s) sent the number 7", d.key, d.kind()))
+				if why != "" {
+					return nil, why
+				}
+				out = append(out, cs...)
+			}
+			if d, ok := in.first(func(d inputDecl) bool { return d.kind() == "number" }); ok {
+				s := "1"
+				if v, ok := d.validValue(in.examples[d.key]); ok {
+					s = fmt.Sprint(v)
+				}
+				cs, why := in.valueCases(d.key, s, fmt.Sprintf("%s (number) sent the string %q", d.key, s))
+				if why != "" {
+					return nil, why
+				}
+				out = append(out, cs...)
+			}
+			if len(out) == 0 {
+				return nil, "describe declares no input to send a value of the wrong type for"
+			}
+			return out, ""
+		}),
+	valueRule("4.2/select-outside-options", "a select value outside validation.options is refused 400",
+		func(in *inputSet) ([]inputCase, string) {
+			d, ok := in.first(func(d inputDecl) bool { return d.kind() == "select" && len(d.options()) > 0 })
+			if !ok {
+				return nil, "describe declares no select input with options"
+			}
+			v := "conformance-probe-not-an-option"
+			for listHas(d.options(), v) {
+				v += "-x"
+			}
+			return in.valueCases(d.key, v, fmt.Sprintf("%s sent %q, not among its options", d.key, v))
+		}),
+	valueRule("4.2/max-length", "a text value longer than validation.max_length is refused 400",
+		func(in *inputSet) ([]inputCase, string) {
+			for _, d := range in.decls {
+				n, ok := AsInt(d.validation["max_length"])
+				if d.kind() != "text" || !ok || n < 0 || n > 1<<16 {
+					continue
+				}
+				for _, c := range []string{"a", "b", "x", "1", "A"} {
+					v := strings.Repeat(c, n+1)
+					if d.without("max_length").accepts(v) {
+						return in.valueCases(d.key, v, fmt.Sprintf("%s sent %d characters, its max_length being %d", d.key, n+1, n))
+					}
+				}
+			}
+			return nil, "describe declares no text input with a max_length that a value can exceed while passing its other checks"
+		}),
+	{
+		ID: "4.2/min-max", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a number below validation.min or above validation.max is refused 400",
+		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
+		Probe: func(t *T) {
+			in := readInputs(t.DescribeDoc())
+			var cases []inputCase
+			for _, d := range in.decls {
+				if d.kind() != "number" {
+					continue
+				}
+				for _, b := range []struct {
+					name string
+					step float64
+				}{{"min", -1}, {"max", 1}} {
+					lim, ok := floatOf(d.validation[b.name])
+					if !ok {
+						continue
+					}
+					v := json.Number(strconv.FormatFloat(lim+b.step, 'f', -1, 64))
+					cs, why := in.valueCases(d.key, v, fmt.Sprintf("%s sent %s, its %s being %v", d.key, v, b.name, d.validation[b.name]))
+					if why != "" {
+						t.Skip("%s", why)
+						return
+					}
+					cases = append(cases, cs...)
+				}
+				if len(cases) > 0 {
+					break
+				}
+			}
+			if len(cases) == 0 {
+				t.Skip("describe declares no number input with a min or max")
+				return
+			}
+			for _, c := range cases {
+				expectBadRequest(t, c)
+			}
+		},
+	},
+	valueRule("4.2/pattern", "a text value not matching validation.pattern is refused 400",
+		func(in *inputSet) ([]inputCase, string) {
+			for _, d := range in.decls {
+				p, ok := d.validation["pattern"].(string)
+				if d.kind() != "text" || !ok {
+					continue
+				}
+				re, err := regexp.Compile(p)
+				if err != nil {
+					continue // a dialect this checker cannot evaluate
+				}
+				for _, v := range []string{"Conformance Probe!", "0", "zz zz", "A", "a", "-", "probe"} {
+					if !re.MatchString(v) && d.without("pattern").accepts(v) {
+						return in.valueCases(d.key, v, fmt.Sprintf("%s sent %q, which its pattern %s does not match", d.key, v, p))
+					}
+				}
+			}
+			return nil, "describe declares no text input with a pattern this checker can produce a non-matching value for"
+		}),
+	{
+		ID: "4.2/refusal-binds-no-key", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a run refused 400 binds no Idempotency-Key: a second refused request under it gets 400, not 409",
+		Needs: []Need{NeedStatus, needStatusField("idempotent-retry", true, "idempotent_retry"), needEntitled},
+		Probe: func(t *T) {
+			key := "postern-conformance-" + randomHex()
+			first := keyedRun(key, `{"inputs": "probe"}`, "inputs is a string, not a map; a fresh Idempotency-Key")
+			ex := t.Do(first)
+			if ex.Status != http.StatusBadRequest {
+				t.Skip("the first request (inputs a string) was answered %s rather than 400, so no refusal was made to test the key against", ex.Brief())
+				return
+			}
+			again := t.Do(keyedRun(key, `{"inputs": ["probe"]}`, "inputs is an array, not a map; the same Idempotency-Key as the refused request before"))
+			switch {
+			case again.Status == http.StatusConflict:
+				t.Fail(again, "a request refused 400 was followed, under the same Idempotency-Key, by another malformed one, answered %s: the refusal bound the key, though it executed nothing (§4.2)",
+					again.Brief())
+			case again.Status != http.StatusBadRequest:
+				t.Skip("the second malformed request was answered %s; only a 400 or a 409 says anything about the key", again.Brief())
+			}
+		},
+	},
+}
+
+// valueRule is a rule whose probe sends requests with a bad value: safe in
+// default mode only where the runner publishes a missing credential.
+func valueRule(id, title string, build func(*inputSet) ([]inputCase, string)) *Rule {
+	return &Rule{
+		ID: id, Section: "4.2", Level: 2, Keyword: Must, Title: title,
+		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
+		Probe: func(t *T) {
+			cases, why := build(readInputs(t.DescribeDoc()))
+			if why != "" {
+				t.Skip("%s", why)
+				return
+			}
+			for _, c := range cases {
+				expectBadRequest(t, c)
+			}
+		},
+	}
+}
+
+// needEntitled is met where the entitlement is in force. Elsewhere a
+// conforming runner refuses every run at §4.6 step 2, before it reads
+// the inputs, and the order rules judge that instead.
+var needEntitled = Need{"entitled", func(e *Env) string {
+	if e.Status.Obj == nil {
+		return "GET status gave no JSON object, so whether the entitlement is in force is unknown"
+	}
+	state := Str(e.Status.Obj, "entitlement", "state")
+	_, checked := Path(e.Status.Obj, "entitlement", "checked_at")
+	if state == "revoked" || (state == "unknown" && !checked) {
+		what := state
+		if state == "unknown" {
+			what = "unknown, never checked"
+		}
+		return fmt.Sprintf("status reports the entitlement %s: a run is refused at §4.6 step 2 before its inputs are read (the order rules judge that)", what)
+	}
+	return ""
+}}
+
+// needValidationSafe is met where a request whose only defect is a value
+// cannot start the agent, or where the user has allowed that.
+var needValidationSafe = Need{"validation-safe", func(e *Env) string {
+	if e.Execute || publishesMissingCredential(e) {
+		return ""
+	}
+	return "a bad value alone would run the agent on a runner skipping the check: needs --execute, " +
+		"or a status publishing a missing credential (such a runner then answers 424)"
+}}
+
+// publishesMissingCredential reports whether status says a declared
+// credential is unset, so that a runner reaching §4.6 step 5 refuses 424.
+func publishesMissingCredential(e *Env) bool {
+	if e.Status.Obj == nil {
+		return false
+	}
+	if m, _ := Path(e.Status.Obj, "credentials", "missing"); m != nil {
+		if l, ok := m.([]any); ok && len(l) > 0 {
+			return true
+		}
+	}
+	if Str(e.Status.Obj, "state") == "degraded" && e.Describe.Obj != nil {
+		if c, ok := e.Describe.Obj["credentials"].([]any); ok && len(c) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// expectBadRequest sends c to run and requires a 400.
+func expectBadRequest(t *T, c inputCase) {
+	ex := t.Do(c.request())
+	switch {
+	case ex.Status == http.StatusBadRequest:
+	case !ex.Answered():
+		t.Fail(ex, "run (%s) got no answer; §4.2 requires a 400 bad_request", c.what)
+	case ex.Status == http.StatusFailedDependency && publishesMissingCredential(t.Env):
+		t.Fail(ex, "run (%s) was answered %s: the request reached the credential check with its inputs unjudged; §4.6 puts step 4 (inputs, 400) before step 5 (credentials, 424)",
+			c.what, ex.Brief())
+	case ex.Status >= 200 && ex.Status < 300:
+		t.Fail(ex, "run (%s) was accepted (%s) and the agent ran; §4.2 requires a 400 bad_request", c.what, ex.Brief())
+	default:
+		t.Fail(ex, "run (%s) was answered %s; §4.2 requires a 400 bad_request", c.what, ex.Brief())
+	}
+}
+
+// keyedRun is a POST run carrying an Idempotency-Key.
+func keyedRun(key, body, note string) wire.Request {
+	r := wire.PostJSON("run", body)
+	r.Header.Set("Idempotency-Key", key)
+	r.Note = note
+	return r
+}
+
+// randomHex is 16 random hex digits, for values no runner can have seen.
+func randomHex() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// inputCase is one run request an input rule sends, and its defect in words.
+type inputCase struct {
+	what   string
+	inputs map[string]any
+}
+
+func (c inputCase) request() wire.Request {
+	b, _ := json.Marshal(map[string]any{"inputs": c.inputs})
+	r := wire.PostJSON("run", string(b))
+	r.Note = c.what
+	return r
+}
+
+// with returns c with key set to v, described as what.
+func (c inputCase) with(key string, v any, what string) inputCase {
+	m := make(map[string]any, len(c.inputs)+1)
+	for k, x := range c.inputs {
+		m[k] = x
+	}
+	m[key] = v
+	return inputCase{what: what, inputs: m}
+}
+
+// inputDecl is one input describe declares (§4.1.1).
+type inputDecl struct {
+	key, typ   string
+	required   bool
+	def        any
+	validation map[string]any
+}
+
+// kind is the type a value is judged by; an unrecognised type reads as
+// text, as §4.1.1 asks of every reader.
+func (d inputDecl) kind() string {
+	if d.typ == "number" || d.typ == "select" {
+		return d.typ
+	}
+	return "text"
+}
+
+func (d inputDecl) options() []string {
+	l, _ := d.validation["options"].([]any)
+	var out []string
+	for _, o := range l {
+		if s, ok := o.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// without is d with one validation member dropped.
+func (d inputDecl) without(member string) inputDecl {
+	v := map[string]any{}
+	for k, x := range d.validation {
+		if k != member {
+			v[k] = x
+		}
+	}
+	d.validation = v
+	return d
+}
+
+// accepts reports whether v passes every declared check this checker can
+// evaluate. A pattern in a dialect Go cannot compile is taken as passed.
+func (d inputDecl) accepts(v any) bool {
+	if d.kind() == "number" {
+		n, ok := floatOf(v)
+		if !ok {
+			return false
+		}
+		if lo, ok := floatOf(d.validation["min"]); ok && n < lo {
+			return false
+		}
+		if hi, ok := floatOf(d.validation["max"]); ok && n > hi {
+			return false
+		}
+		return true
+	}
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	if n, ok := AsInt(d.validation["max_length"]); ok && utf8.RuneCountInString(s) > n {
+		return false
+	}
+	if p, ok := d.validation["pattern"].(string); ok {
+		if re, err := regexp.Compile(p); err == nil && !re.MatchString(s) {
+			return false
+		}
+	}
+	if opts := d.options(); d.kind() == "select" && len(opts) > 0 && !listHas(opts, s) {
+		return false
+	}
+	return true
+}
+
+// validValue finds a value d accepts: its default, an example, then a few
+// plain guesses.
+func (d inputDecl) validValue(examples []any) (any, bool) {
+	cands := append([]any{d.def}, examples...)
+	switch d.kind() {
+	case "number":
+		cands = append(cands, d.validation["min"], d.validation["max"], json.Number("1"), json.Number("0"))
+	case "select":
+		for _, o := range d.options() {
+			cands = append(cands, o)
+		}
+	default:
+		for _, s := range []string{"probe", "ab", "a", "x", "1", "12", "A", "AB", "a1", "conformance probe"} {
+			cands = append(cands, s)
+		}
+	}
+	for _, v := range cands {
+		if v != nil && d.accepts(v) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// inputSet is describe's inputs, with the example values describe gives.
+type inputSet struct {
+	decls    []inputDecl
+	examples map[string][]any
+}
+
+func readInputs(doc map[string]any) *inputSet {
+	in := &inputSet{examples: map[string][]any{}}
+	l, _ := doc["inputs"].([]any)
+	for _, x := range l {
+		m, _ := x.(map[string]any)
+		key, _ := m["key"].(string)
+		if key == "" {
+			continue
+		}
+		typ, _ := m["type"].(string)
+		req, _ := m["required"].(bool)
+		val, _ := m["validation"].(map[string]any)
+		in.decls = append(in.decls, inputDecl{key: key, typ: typ, required: req, def: m["default"], validation: val})
+	}
+	exs, _ := doc["examples"].([]any)
+	for _, x := range exs {
+		ex, _ := x.(map[string]any)
+		m, _ := ex["inputs"].(map[string]any)
+		for k, v := range m {
+			in.examples[k] = append(in.examples[k], v)
+		}
+	}
+	return in
+}
+
+func (in *inputSet) first(pred func(inputDecl) bool) (inputDecl, bool) {
+	for _, d := range in.decls {
+		if pred(d) {
+			return d, true
+		}
+	}
+	return inputDecl{}, false
+}
+
+func (in *inputSet) firstRequired() (inputDecl, bool) {
+	return in.first(func(d inputDecl) bool { return d.required })
+}
+
+// base is every required input but skip at a valid value; unbuilt lists
+// those no valid value could be found for.
+func (in *inputSet) base(skip string) (inputs map[string]any, unbuilt []string) {
+	inputs = map[string]any{}
+	for _, d := range in.decls {
+		if !d.required || d.key == skip {
+			continue
+		}
+		if v, ok := d.validValue(in.examples[d.key]); ok {
+			inputs[d.key] = v
+		} else {
+			unbuilt = append(unbuilt, d.key)
+		}
+	}
+	return inputs, unbuilt
+}
+
+// missingCase leaves key out. With optionals, every optional input whose
+// default passes its checks rides along, so the refusal has other keys it
+// could name instead.
+func (in *inputSet) missingCase(key string, optionals bool) inputCase {
+	inputs, unbuilt := in.base(key)
+	if optionals {
+		for _, d := range in.decls {
+			if !d.required && d.def != nil && d.accepts(d.def) {
+				inputs[d.key] = d.def
+			}
+		}
+	}
+	what := key + " left out"
+	if len(unbuilt) > 0 {
+		what += "; no valid value found for " + strings.Join(unbuilt, ", ")
+	} else if len(inputs) > 0 {
+		what += "; every other input sent valid"
+	}
+	return inputCase{what: what, inputs: inputs}
+}
+
+// valueCases is the one case sending v for key, every other required input
+// valid; why explains where those cannot be built.
+func (in *inputSet) valueCases(key string, v any, what string) ([]inputCase, string) {
+	inputs, unbuilt := in.base(key)
+	if len(unbuilt) > 0 {
+		return nil, "no valid value could be built for the required input(s) " + strings.Join(unbuilt, ", ") +
+			", so no request would have a single defect"
+	}
+	return []inputCase{inputCase{inputs: inputs}.with(key, v, what)}, ""
+}
+
+func floatOf(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func listHas(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,3 +1,679 @@
 package checks
 
-var section4_6 = []*Rule{}
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// §4.6 The order of refusals: level (1), entitlement (2), media type (3),
+// inputs (4), credentials (5). Each rule puts one pair of steps side by side
+// on a runner whose posture makes both observable. The probes and postures
+// here are shared with §2.3's media-type rules and §5's entitlement rules.
+var section4_6 = []*Rule{
+	{
+		ID: "4.6/level-before-entitlement", Section: "4.6", Level: 1, Keyword: Must,
+		Title: "a verb above the level answers 501, not an entitlement refusal, on a runner not entitled",
+		Needs: []Need{NeedStatus, needEntitlementBars},
+		Probe: func(t *T) {
+			for _, verb := range verbsAboveOrSkip(t) {
+				ex := t.Do(notAnObject(t, verb))
+				switch {
+				case ex.Is(http.StatusNotImplemented, "not_implemented"):
+				case stepTwoAnswer(ex):
+					t.Fail(ex, "a Level %d runner whose entitlement is %s answered POST %s with %s: §4.6 puts the level's 501 not_implemented (step 1) ahead of the entitlement (step 2)",
+						t.Env.Level, entitlementWords(t.Env), verb, ex.Brief())
+				default:
+					t.Fail(ex, "a Level %d runner answered POST %s with %s, not 501 not_implemented (§3, §4.6 step 1)",
+						t.Env.Level, verb, ex.Brief())
+				}
+			}
+		},
+	},
+	{
+		ID: "4.6/level-before-media-type", Section: "4.6", Level: 1, Keyword: Must,
+		Title: "a verb above the level answers 501, not 400, to a body labelled text/plain",
+		Needs: []Need{NeedStatus},
+		Probe: func(t *T) {
+			for _, verb := range verbsAboveOrSkip(t) {
+				ex := withheldPost(t, verb, plainLabel, "labelled text/plain, body withheld: the level alone decides")
+				switch {
+				case ex.Is(http.StatusNotImplemented, "not_implemented"):
+				case stillReading(ex):
+					t.Fail(ex, "a Level %d runner was still reading the body of POST %s after %s: a verb above the level is refused from the head, with 501 not_implemented (§3, §4.6 step 1)",
+						t.Env.Level, verb, patience(t.Env))
+				case ex.Is(http.StatusBadRequest, ""):
+					t.Fail(ex, "a Level %d runner answered POST %s labelled text/plain with %s: the media-type refusal (§4.6 step 3) came before the level's 501 not_implemented (step 1)",
+						t.Env.Level, verb, ex.Brief())
+				default:
+					t.Fail(ex, "a Level %d runner answered POST %s labelled text/plain with %s, not 501 not_implemented (§3, §4.6 step 1)",
+						t.Env.Level, verb, ex.Brief())
+				}
+			}
+		},
+	},
+	{
+		ID: "4.6/entitlement-before-media-type", Section: "4.6", Level: 2, Keyword: Must,
+		Title: "an entitlement not in force is answered 403/503 ahead of a text/plain label",
+		Needs: []Need{NeedStatus, needEntitlementBars},
+		Probe: func(t *T) {
+			for _, verb := range verbsServed(t) {
+				ex := withheldPost(t, verb, plainLabel, "labelled text/plain, body withheld: the entitlement alone decides")
+				switch {
+				case stepTwoAnswer(ex):
+				case stillReading(ex):
+					t.Fail(ex, "with the entitlement %s, POST %s was still reading its body after %s: the entitlement refusal (§4.6 step 2) needs nothing from the body",
+						entitlementWords(t.Env), verb, patience(t.Env))
+				case ex.Is(http.StatusBadRequest, ""):
+					t.Fail(ex, "with the entitlement %s, POST %s labelled text/plain answered %s: §4.6 answers the entitlement (step 2: 403 not_entitled or 503 unavailable) before the media type (step 3)",
+						entitlementWords(t.Env), verb, ex.Brief())
+				default:
+					t.Fail(ex, "with the entitlement %s, POST %s labelled text/plain answered %s, not 403 not_entitled or 503 unavailable (§4.6 step 2)",
+						entitlementWords(t.Env), verb, ex.Brief())
+				}
+			}
+		},
+	},
+	{
+		ID: "4.6/entitlement-before-inputs", Section: "4.6", Level: 2, Keyword: Must,
+		Title: "an entitlement not in force is answered 403/503 ahead of malformed or incomplete inputs",
+		Needs: []Need{NeedStatus, needEntitlementBars},
+		Probe: func(t *T) {
+			for _, verb := range verbsServed(t) {
+				for _, r := range refusableBodies(t, verb) {
+					ex := t.Do(r)
+					switch {
+					case stepTwoAnswer(ex):
+					case ex.Is(http.StatusBadRequest, ""):
+						t.Fail(ex, "with the entitlement %s, POST %s (%s) answered %s: §4.6 answers the entitlement (step 2) before the inputs (step 4), since no fix to the request can help",
+							entitlementWords(t.Env), verb, r.Note, ex.Brief())
+					default:
+						t.Fail(ex, "with the entitlement %s, POST %s (%s) answered %s, not 403 not_entitled or 503 unavailable (§4.6 step 2)",
+							entitlementWords(t.Env), verb, r.Note, ex.Brief())
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "4.6/inputs-before-credentials", Section: "4.6", Level: 2, Keyword: Must,
+		Title: "a malformed or incomplete request answers 400, not 424, while a credential is missing",
+		Needs: []Need{NeedStatus, needCredentialPublished},
+		Probe: func(t *T) {
+			if skipUnlessInForce(t) {
+				return
+			}
+			for _, verb := range verbsServed(t) {
+				for _, r := range refusableBodies(t, verb) {
+					ex := t.Do(r)
+					switch {
+					case ex.Is(http.StatusBadRequest, "bad_request"):
+					case skipPastGrace(t, ex):
+						return
+					case ex.Is(http.StatusFailedDependency, ""):
+						t.Fail(ex, "POST %s (%s) answered %s: §4.6 judges the request (step 4, 400 bad_request) before the runner's own environment (step 5)",
+							verb, r.Note, ex.Brief())
+					default:
+						t.Fail(ex, "POST %s (%s) answered %s, not 400 bad_request (§4.2, §4.6 step 4)", verb, r.Note, ex.Brief())
+					}
+				}
+			}
+		},
+	},
+	{
+		ID: "4.6/missing-credential", Section: "4.6", Level: 2, Keyword: Must,
+		Title: "a request valid in every other respect answers 424 missing_credential while a credential is unset",
+		Needs: []Need{NeedStatus, NeedDescribe, needCredentialPublished},
+		Probe: func(t *T) {
+			if skipUnlessInForce(t) {
+				return
+			}
+			for _, verb := range verbsServed(t) {
+				r, unsure, ok := completeRequest(t, verb)
+				if !ok {
+					return
+				}
+				ex := t.Do(r)
+				switch {
+				case ex.Is(http.StatusFailedDependency, "missing_credential"):
+				case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+					t.Skip("POST %s answered 503 unavailable, a refusal (capacity, §4.5, or an entitlement past its grace) that may come before step 5; nothing to judge", verb)
+					return
+				case ex.Status >= 200 && ex.Status < 300, ex.Is(http.StatusInternalServerError, "agent_error"):
+					t.Fail(ex, "status publishes a missing credential, yet POST %s with a complete request answered %s: the agent was started. §4.6 step 5 requires 424 missing_credential before it starts",
+						verb, ex.Brief())
+				case ex.Is(http.StatusBadRequest, "") && len(unsure) > 0:
+					t.Skip("POST %s answered %s; the request may break validation members the checker does not know (%s)", verb, ex.Brief(), strings.Join(unsure, ", "))
+					return
+				case ex.Is(http.StatusBadRequest, ""):
+					t.Fail(ex, "POST %s, built to satisfy every declaration in describe, answered %s: either the runner refuses inputs its own describe admits, or it never reached §4.6 step 5 (424 missing_credential)",
+						verb, ex.Brief())
+				default:
+					t.Fail(ex, "status publishes a missing credential; POST %s with a complete request answered %s, not 424 missing_credential (§4.6 step 5)",
+						verb, ex.Brief())
+				}
+			}
+		},
+	},
+	{
+		ID: "4.6/names-missing", Section: "4.6", Level: 2, Keyword: Should,
+		Title: "a 424 names the unset variables in error.detail.missing",
+		Needs: []Need{NeedStatus, NeedDescribe, needCredentialPublished},
+		Owns:  []string{"error:/error/detail/missing"},
+		Probe: func(t *T) {
+			if skipUnlessInForce(t) {
+				return
+			}
+			r, _, ok := completeRequest(t, "run")
+			if !ok {
+				return
+			}
+			ex := t.Do(r)
+			if !ex.Is(http.StatusFailedDependency, "missing_credential") {
+				t.Skip("run answered %s, not a 424 missing_credential to read (4.6/missing-credential judges that)", ex.Brief())
+				return
+			}
+			body, _ := ex.JSON()
+			t.schemaFindings("error", ex, body)
+			if t.Failed() {
+				return
+			}
+			detail, _ := ex.ErrorDetail().(map[string]any)
+			names, ok := stringList(detail["missing"])
+			if !ok || len(names) == 0 {
+				t.Fail(ex, "the 424 carries no error.detail.missing naming the unset variables (§4.6)")
+				return
+			}
+			if want, ok := stringsAt(t.StatusDoc(), "credentials", "missing"); ok && len(want) > 0 {
+				if !sameSet(names, want) {
+					t.Fail(ex, "error.detail.missing is %s, while status.credentials.missing is %s: §4.6 has the two name the same variables",
+						showList(names), showList(want))
+				}
+				return
+			}
+			declared := declaredCredentials(t.DescribeDoc())
+			for _, n := range names {
+				if !declared[n] {
+					t.Fail(ex, "error.detail.missing names %q, which describe does not declare among its credentials (§4.6, §4.1.3)", n)
+				}
+			}
+			t.Note("status publishes no credentials.missing; checked the names against describe's credentials")
+		},
+	},
+}
+
+// entStance is what §4.6's step 2 does on this runner, read from status.
+type entStance int
+
+const (
+	entInForce entStance = iota // not_required or active: requests go on to step 3
+	entRevoked                  // revoked: 403 not_entitled (§5.7.4)
+	entNever                    // unknown without checked_at: 503 unavailable (§5.7.3)
+	// entUndecided is unknown with a checked_at, or anything unreadable.
+	// Inside its grace such a runner still runs; past it, it answers 503
+	// (§5.7.4's table). Which holds depends on the runner's clock, so the
+	// checker does not guess: probes there take a 503 unavailable as a
+	// reason to skip.
+	entUndecided
+)
+
+func entitlementStance(e *Env) entStance {
+	if e.Status.Obj == nil {
+		return entUndecided
+	}
+	_, checked := Path(e.Status.Obj, "entitlement", "checked_at")
+	switch state := Str(e.Status.Obj, "entitlement", "state"); {
+	case state == "not_required" || state == "active":
+		return entInForce
+	case state == "revoked":
+		return entRevoked
+	case state == "unknown" && !checked:
+		return entNever
+	}
+	return entUndecided
+}
+
+// entitlementWords says in a few words what status reports, for messages.
+func entitlementWords(e *Env) string {
+	switch entitlementStance(e) {
+	case entRevoked:
+		return "revoked"
+	case entNever:
+		return "unknown and never checked"
+	}
+	return quoteOr(Str(e.Status.Obj, "entitlement", "state"))
+}
+
+// The postures the §4.6 rules apply to.
+var (
+	needEntitlementBars = Need{"entitlement-not-in-force", func(e *Env) string {
+		if s := entitlementStance(e); s == entRevoked || s == entNever {
+			return ""
+		}
+		return fmt.Sprintf("applies where status reports the entitlement revoked, or unknown with no checked_at; this runner reports %s",
+			show(Str(e.Status.Obj, "entitlement", "state")))
+	}}
+	needCredentialPublished = Need{"credential-missing-published", func(e *Env) string {
+		if credentialPublishedMissing(e) {
+			return ""
+		}
+		return "applies where status publishes a missing credential (credentials.missing, or state degraded beside credentials describe declares); " +
+			"this runner publishes none, and a request it would accept could start its agent"
+	}}
+)
+
+// credentialPublishedMissing: status itself says a credential is unset.
+// Only there may a complete request be sent without --execute, because a
+// conforming runner must refuse it 424.
+func credentialPublishedMissing(e *Env) bool {
+	if e.Status.Obj == nil {
+		return false
+	}
+	if names, _ := stringsAt(e.Status.Obj, "credentials", "missing"); len(names) > 0 {
+		return true
+	}
+	return Str(e.Status.Obj, "state") == "degraded" && e.Describe.Obj != nil && len(declaredCredentials(e.Describe.Obj)) > 0
+}
+
+// skipUnlessInForce skips where step 2 would answer first: the entitlement
+// rules judge those postures.
+func skipUnlessInForce(t *T) bool {
+	if s := entitlementStance(t.Env); s == entRevoked || s == entNever {
+		t.Skip("status reports the entitlement %s, which §4.6 answers first (step 2); the 4.6/entitlement-* rules judge this posture", entitlementWords(t.Env))
+		return true
+	}
+	return false
+}
+
+// skipPastGrace skips on a 503 unavailable from a runner whose entitlement
+// is unknown with a checked_at: it may be past its grace (see entUndecided).
+func skipPastGrace(t *T, ex *wire.Exchange) bool {
+	if entitlementStance(t.Env) == entUndecided && ex.Is(http.StatusServiceUnavailable, "unavailable") {
+		t.Skip("status reports the entitlement unknown with a checked_at, and %s answered 503 unavailable: the runner may be past its grace (§5.7), which §4.6 answers first",
+			ex.RequestLine())
+		return true
+	}
+	return false
+}
+
+// stepTwoAnswer is either refusal §4.6's step 2 gives. Which of the two
+// fits the posture is judged by the §5.7 rules, not here.
+func stepTwoAnswer(ex *wire.Exchange) bool {
+	return ex.Is(http.StatusForbidden, "not_entitled") || ex.Is(http.StatusServiceUnavailable, "unavailable")
+}
+
+// verbsAboveOrSkip are the verbs above the declared level; where there are
+// none it skips the rule.
+func verbsAboveOrSkip(t *T) []string {
+	var out []string
+	for _, v := range []struct {
+		verb  string
+		level int
+	}{{"run", 2}, {"stream", 3}} {
+		if t.Env.Level != 0 && t.Env.Level < v.level {
+			out = append(out, v.verb)
+		}
+	}
+	switch {
+	case t.Env.Level == 0:
+		t.Skip("status declares no level, so no verb is known to sit above it")
+	case len(out) == 0:
+		t.Skip("the runner declares Level %d: no verb sits above it", t.Env.Level)
+	}
+	return out
+}
+
+// verbsServed are run, and stream at Level 3.
+func verbsServed(t *T) []string {
+	if t.Env.Level >= 3 {
+		return []string{"run", "stream"}
+	}
+	return []string{"run"}
+}
+
+// plainLabel is the label a browser gives a string body it posts
+// cross-origin without a preflight (§2.3).
+const plainLabel = "text/plain;charset=UTF-8"
+
+// withheldPost sends the head of a POST to verb labelled contentType ("" for
+// no Content-Type) and withholds the body (wire.Client.Withheld).
+func withheldPost(t *T, verb, contentType, note string) *wire.Exchange {
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	return t.Withheld(wire.Prefix+verb, h, note)
+}
+
+// stillReading: a withheld body got no answer within patience, so the
+// runner was waiting for the body.
+func stillReading(ex *wire.Exchange) bool {
+	return !ex.Answered() && errors.Is(ex.Err, wire.ErrNoAnswer)
+}
+
+// patience is how long a withheld probe waited.
+func patience(e *Env) time.Duration { return e.patience() }
+
+// notAnObject is a body every runner refuses and none could execute: inputs
+// is a string, not a map (§4.2). The string names the rule that sent it, so
+// the evidence says which probe it was.
+func notAnObject(t *T, verb string) wire.Request {
+	b, _ := json.Marshal(map[string]any{"inputs": "conformance probe " + t.Rule.ID})
+	r := wire.PostJSON(verb, string(b))
+	r.Note = "inputs is a string, not a map: refusable by every runner, executable by none"
+	return r
+}
+
+// refusableBodies are the request-level refusals steps 2 and 4 are compared
+// on: a malformed body, and, where describe declares a required input, a
+// body lacking it.
+func refusableBodies(t *T, verb string) []wire.Request {
+	out := []wire.Request{notAnObject(t, verb)}
+	if key := requiredKey(t.Env.Describe.Obj); key != "" {
+		r := wire.PostJSON(verb, `{"inputs": {}}`)
+		r.Note = fmt.Sprintf("the required input %q is absent", key)
+		out = append(out, r)
+	} else if verb == "run" {
+		t.Note("describe declares no required input (or was not read): probed with a malformed body only")
+	}
+	return out
+}
+
+// requiredKey is the key of the first input describe marks required.
+func requiredKey(describe map[string]any) string {
+	list, _ := describe["inputs"].([]any)
+	for _, v := range list {
+		in, _ := v.(map[string]any)
+		if k, _ := in["key"].(string); k != "" && in["required"] == true {
+			return k
+		}
+	}
+	return ""
+}
+
+// completeRequest is a POST to verb whose inputs satisfy describe. Where the
+// checker cannot build one it skips and returns ok false; unsure lists
+// validation members it does not recognise.
+func completeRequest(t *T, verb string) (r wire.Request, unsure []string, ok bool) {
+	inputs, unsure, why := completeInputs(t.DescribeDoc(), "conformance probe "+t.Rule.ID)
+	if why != "" {
+		t.Skip("cannot build a request valid in every other respect: %s", why)
+		return r, nil, false
+	}
+	b, _ := json.Marshal(map[string]any{"inputs": inputs})
+	r = wire.PostJSON(verb, string(b))
+	r.Note = "complete and valid per describe; sent only because status publishes a missing credential"
+	return r, unsure, true
+}
+
+func declaredCredentials(describe map[string]any) map[string]bool {
+	out := map[string]bool{}
+	list, _ := describe["credentials"].([]any)
+	for _, v := range list {
+		c, _ := v.(map[string]any)
+		if env, _ := c["env"].(string); env != "" {
+			out[env] = true
+		}
+	}
+	return out
+}
+
+// stringsAt is Path for an array of strings.
+func stringsAt(m map[string]any, keys ...string) ([]string, bool) {
+	v, _ := Path(m, keys...)
+	return stringList(v)
+}
+
+// stringList reads a JSON array of strings.
+func stringList(v any) ([]string, bool) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		s, ok := x.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func sameSet(a, b []string) bool {
+	as, bs := append([]string(nil), a...), append([]string(nil), b...)
+	sort.Strings(as)
+	sort.Strings(bs)
+	return strings.Join(as, "\x00") == strings.Join(bs, "\x00")
+}
+
+func showList(l []string) string { return "[" + strings.Join(l, ", ") + "]" }
+
+// completeInputs builds, from describe, an inputs map that satisfies every
+// declaration: each required input with a value its type and validation
+// admit, tag filling a free-text value nothing else constrains. why says
+// what could not be satisfied; unsure lists validation members the checker
+// does not know, which a runner might enforce all the same.
+func completeInputs(describe map[string]any, tag string) (inputs map[string]any, unsure []string, why string) {
+	list, ok := describe["inputs"].([]any)
+	if !ok {
+		return nil, nil, "describe carries no inputs array"
+	}
+	inputs = map[string]any{}
+	for _, v := range list {
+		in, _ := v.(map[string]any)
+		if in["required"] != true {
+			continue
+		}
+		key, _ := in["key"].(string)
+		if key == "" {
+			return nil, nil, "a required input has no key"
+		}
+		val, _ := in["validation"].(map[string]any)
+		for m := range val {
+			if !knownValidation[m] {
+				unsure = append(unsure, key+".validation."+m)
+			}
+		}
+		value, why := valueFor(in, val, tag)
+		if why != "" {
+			return nil, nil, fmt.Sprintf("input %q: %s", key, why)
+		}
+		inputs[key] = value
+	}
+	sort.Strings(unsure)
+	return inputs, unsure, ""
+}
+
+// knownValidation are the validation members §4.1.1 recognises.
+var knownValidation = map[string]bool{"max_length": true, "min": true, "max": true, "pattern": true, "options": true}
+
+func valueFor(in, val map[string]any, tag string) (any, string) {
+	switch typ, _ := in["type"].(string); typ {
+	case "number":
+		return numberWithin(val)
+	case "text", "select":
+		return textWithin(val, tag, typ == "select")
+	default:
+		return nil, fmt.Sprintf("its type %s is not one the checker can fill", show(in["type"]))
+	}
+}
+
+// numberWithin picks a whole number well inside min and max where it can,
+// so that neither bound's inclusiveness matters.
+func numberWithin(val map[string]any) (any, string) {
+	lo, hasLo := asFloat(val["min"])
+	hi, hasHi := asFloat(val["max"])
+	var n float64
+	switch {
+	case hasLo && hasHi && lo > hi:
+		return nil, "its min exceeds its max"
+	case hasLo && hasHi:
+		if n = math.Floor((lo + hi) / 2); n < lo {
+			n = (lo + hi) / 2
+		}
+	case hasLo:
+		n = math.Ceil(lo) + 1
+	case hasHi:
+		n = math.Floor(hi) - 1
+	default:
+		n = 1
+	}
+	return json.Number(strconv.FormatFloat(n, 'f', -1, 64)), ""
+}
+
+func asFloat(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// textWithin picks a string meeting options, pattern and max_length at once.
+func textWithin(val map[string]any, tag string, isSelect bool) (any, string) {
+	maxLen := -1
+	if v, ok := val["max_length"]; ok {
+		n, ok := AsInt(v)
+		if !ok || n < 1 {
+			return nil, fmt.Sprintf("its max_length %v leaves no value to send", v)
+		}
+		maxLen = n
+	}
+	var search, full *regexp.Regexp
+	var candidates []string
+	switch p, has := val["pattern"]; {
+	case !has:
+	case p == nil:
+		return nil, "its pattern is not a string"
+	default:
+		ps, ok := p.(string)
+		var err error
+		if search, err = regexp.Compile(ps); ok && err == nil {
+			full, err = regexp.Compile(`^(?:` + ps + `)$`)
+		}
+		if !ok || err != nil {
+			return nil, fmt.Sprintf("its pattern %v is beyond what the checker can satisfy", p)
+		}
+		if s, ok := sampleMatching(ps); ok {
+			candidates = append(candidates, s)
+		}
+	}
+	if opts, has := val["options"]; has {
+		list, ok := stringList(opts)
+		if !ok || len(list) == 0 {
+			return nil, "its options are not a list of strings"
+		}
+		candidates = list
+	} else if isSelect {
+		return nil, "a select with no options"
+	}
+	if len(candidates) == 0 && search == nil {
+		candidates = []string{truncate(tag, maxLen)}
+	}
+	for _, s := range candidates {
+		if (maxLen < 0 || utf8.RuneCountInString(s) <= maxLen) && (search == nil || (search.MatchString(s) && full.MatchString(s))) {
+			return s, ""
+		}
+	}
+	return nil, "no value the checker can construct meets its options, pattern and max_length together"
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); n >= 0 && len(r) > n {
+		return string(r[:n])
+	}
+	return s
+}
+
+// sampleMatching constructs a string matching a simple regular expression:
+// literals, classes, groups, repetition and alternation. Anything else
+// (word boundaries, back-references) makes it give up.
+func sampleMatching(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	var b strings.Builder
+	if !sampleInto(&b, re.Simplify()) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+func sampleInto(b *strings.Builder, re *syntax.Regexp) bool {
+	if b.Len() > 4096 {
+		return false
+	}
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpStar, syntax.OpQuest:
+		return true
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+		return true
+	case syntax.OpCharClass:
+		r, ok := classRune(re.Rune)
+		b.WriteRune(r)
+		return ok
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		b.WriteByte('a')
+		return true
+	case syntax.OpCapture, syntax.OpPlus, syntax.OpAlternate:
+		return sampleInto(b, re.Sub[0])
+	case syntax.OpRepeat:
+		for i := 0; i < re.Min; i++ {
+			if !sampleInto(b, re.Sub[0]) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !sampleInto(b, sub) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// classRune picks a member of a character class (pairs of low, high),
+// preferring a letter or digit, then any other visible ASCII character.
+func classRune(ranges []rune) (rune, bool) {
+	in := func(c rune) bool {
+		for i := 0; i+1 < len(ranges); i += 2 {
+			if ranges[i] <= c && c <= ranges[i+1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" {
+		if in(c) {
+			return c, true
+		}
+	}
+	for c := rune(0x21); c < 0x7f; c++ {
+		if in(c) {
+			return c, true
+		}
+	}
+	return 0, false
+}

@@ -1,3 +1,133 @@
 package checks
 
-var section5 = []*Rule{}
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// §5 Entitlement, as a runner reports it to its own client: what run and
+// stream answer in each entitlement state status declares. Every probe is a
+// body no runner could execute; the entitlement refusal comes before the
+// body matters (§4.6 step 2), so it is what a conforming runner answers.
+var section5 = []*Rule{
+	{
+		ID: "5.1/not-required-runs", Section: "5.1", Level: 2, Keyword: MustNot,
+		Title: "with no distributor, run and stream never refuse on entitlement grounds",
+		Needs: []Need{NeedStatus, needStatusField("entitlement-not-required", "not_required", "entitlement", "state")},
+		Probe: func(t *T) {
+			for _, verb := range verbsServed(t) {
+				ex := t.Do(notAnObject(t, verb))
+				switch {
+				case ex.Is(http.StatusForbidden, "not_entitled"):
+					t.Fail(ex, "status reports entitlement not_required, yet POST %s answered %s: §5.1 forbids an entitlement refusal where no distributor is configured",
+						verb, ex.Brief())
+				case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+					// §4.5's capacity refusal shares this answer; it is
+					// plausible only while runs are in flight.
+					if st := refetch(t, "status").Object(); Str(st, "state") == "running" {
+						t.Skip("POST %s answered 503 unavailable while status reports runs in flight: a capacity refusal (§4.5) looks the same", verb)
+						return
+					}
+					t.Fail(ex, "status reports entitlement not_required and no run in flight, yet POST %s answered %s: with no distributor there is nothing to wait for (§5.1)",
+						verb, ex.Brief())
+				default:
+					t.Note("POST %s answered %s", verb, ex.Brief())
+				}
+			}
+		},
+	},
+	{
+		ID: "5.3/access-ends-at", Section: "5.3", Level: 2, Keyword: Must,
+		Title: "an access_ends_at carried on a not_entitled refusal is an RFC 3339 timestamp",
+		Needs: []Need{NeedStatus, needRevoked},
+		Owns:  []string{"error:/error/detail/access_ends_at"},
+		Probe: func(t *T) {
+			ex := t.Do(notAnObject(t, "run"))
+			if !ex.Is(http.StatusForbidden, "not_entitled") {
+				t.Skip("run answered %s, not the 403 not_entitled that may carry the date (5.7.4/revoked-run judges that)", ex.Brief())
+				return
+			}
+			detail, _ := ex.ErrorDetail().(map[string]any)
+			v, has := detail["access_ends_at"]
+			if !has {
+				t.Skip("the 403 carries no error.detail.access_ends_at, which §5.3 leaves optional")
+				return
+			}
+			s, ok := v.(string)
+			if _, err := time.Parse(time.RFC3339, s); !ok || err != nil {
+				t.Fail(ex, "the 403 not_entitled carries error.detail.access_ends_at %s, not an RFC 3339 timestamp such as 2026-10-31T00:00:00Z (§5.3, §5.6)", showJSON(v))
+				return
+			}
+			// Whatever else the schema's date-time format finds.
+			body, _ := ex.JSON()
+			t.schemaFindings("error", ex, body)
+			if want := Str(t.StatusDoc(), "entitlement", "access_ends_at"); want != "" && want != s {
+				t.Note("the refusal's access_ends_at (%s) differs from status.entitlement.access_ends_at (%s)", s, want)
+			}
+		},
+	},
+	entitlementRule(revokedCase, "run", 2),
+	entitlementRule(revokedCase, "stream", 3),
+	entitlementRule(neverCase, "run", 2),
+	entitlementRule(neverCase, "stream", 3),
+}
+
+// showJSON renders a JSON value as it was sent.
+func showJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+var (
+	needRevoked = needStatusField("entitlement-revoked", "revoked", "entitlement", "state")
+	needNever   = Need{"entitlement-never-checked", func(e *Env) string {
+		if entitlementStance(e) == entNever {
+			return ""
+		}
+		return fmt.Sprintf("applies where status reports the entitlement unknown with no checked_at; this runner reports %s",
+			entitlementWords(e))
+	}}
+)
+
+// entitlementCase is one row of §5.7.4's table where run and stream stop.
+type entitlementCase struct {
+	id, section, state string // rule ID prefix, section, what status reports
+	need               Need
+	status             int
+	code, why          string
+}
+
+var (
+	revokedCase = entitlementCase{
+		id: "5.7.4/revoked", section: "5.7.4", state: "revoked", need: needRevoked,
+		status: http.StatusForbidden, code: "not_entitled",
+		why: "the distributor declined, so no retry can help",
+	}
+	neverCase = entitlementCase{
+		id: "5.7.3/never-checked", section: "5.7.3", state: "unknown with no checked_at", need: needNever,
+		status: http.StatusServiceUnavailable, code: "unavailable",
+		why: "nothing has been refused yet, and a retry may succeed once the distributor is reached",
+	}
+)
+
+// entitlementRule: in c's posture, verb answers c's refusal, ahead of any
+// fault in the body (§4.6 step 2).
+func entitlementRule(c entitlementCase, verb string, level int) *Rule {
+	return &Rule{
+		ID: c.id + "-" + verb, Section: c.section, Level: level, Keyword: Must,
+		Title: fmt.Sprintf("with the entitlement %s, %s answers %d %s", c.state, verb, c.status, c.code),
+		Needs: []Need{NeedStatus, c.need},
+		Probe: func(t *T) {
+			ex := t.Do(notAnObject(t, verb))
+			if !ex.Is(c.status, c.code) {
+				t.Fail(ex, "status reports the entitlement %s; POST %s answered %s, not %d %s (§%s: %s; §4.6 puts it ahead of any fault in the body)",
+					c.state, verb, ex.Brief(), c.status, c.code, c.section, c.why)
+			}
+		},
+	}
+}

@@ -23,7 +23,7 @@ func checkFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
 		&cli.StringFlag{Name: "origin", Usage: "an origin the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
 		&cli.FloatFlag{Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
-		&cli.FloatFlag{Name: "patience", Value: 3, Usage: "how long, in `SECONDS`, to wait for an answer that a conforming runner gives at once (a refusal decided on the request head, with the body withheld)"},
+		&cli.FloatFlag{Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer that a conforming runner gives at once (a refusal decided on the request head, with the body withheld)"},
 		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "send `'Name: value'` on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
 		&cli.BoolFlag{Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
 		&cli.StringFlag{Name: "json-file", Usage: "also write the JSON report to `FILE`"},

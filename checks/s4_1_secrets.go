@@ -1,0 +1,210 @@
+package checks
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// A detector for credential values in describe (§4.1.3, §7). It looks for two
+// shapes: a token carrying a prefix providers put on their keys, and a long
+// token of high entropy. It is a heuristic, so it stays narrow: ordinary
+// prose, URLs, environment variable names and UUIDs are not flagged.
+
+// keyPrefixes are prefixes providers put on secret keys and tokens.
+var keyPrefixes = []string{
+	// OpenAI and Anthropic (sk-ant-…), Stripe.
+	"sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_",
+	// AWS access key IDs.
+	"AKIA", "ASIA",
+	// GitHub, GitLab.
+	"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
+	// Slack.
+	"xoxb-", "xoxp-", "xoxa-", "xoxs-", "xapp-",
+	// Google, Hugging Face, Groq, Replicate, xAI.
+	"AIza", "hf_", "gsk_", "r8_", "xai-",
+	// Package registries, Shopify, DigitalOcean.
+	"npm_", "pypi-", "shpat_", "dop_",
+	// A JSON Web Token's encoded header.
+	"eyJ",
+}
+
+// keyTokenRun splits text into the runs a prefixed key is written in;
+// keyEntropyRun into the runs of the base64 and base64url alphabets.
+var (
+	keyTokenRun   = regexp.MustCompile(`[A-Za-z0-9_-]+`)
+	keyEntropyRun = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
+	keySeparators = regexp.MustCompile(`[_+/=-]+`)
+	envNameShape  = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	hexShape      = regexp.MustCompile(`^[0-9a-fA-F]+$`)
+)
+
+// secretIn returns the first part of s shaped like a credential value, and
+// whether there is one.
+func secretIn(s string) (string, bool) {
+	if strings.Contains(s, "PRIVATE KEY-----") {
+		return "-----BEGIN PRIVATE KEY-----", true
+	}
+	for _, tok := range keyTokenRun.FindAllString(s, -1) {
+		if prefixedKey(tok) {
+			return tok, true
+		}
+	}
+	for _, run := range keyEntropyRun.FindAllString(s, -1) {
+		if randomToken(run) {
+			return run, true
+		}
+	}
+	return "", false
+}
+
+// prefixedKey: a known prefix followed by at least 16 characters, among them
+// a stretch of 8 or more that mixes letter case or letters and digits. The
+// mix is what tells "sk-proj-4Fq…" from "sk-learn-is-a-toolkit".
+func prefixedKey(tok string) bool {
+	for _, p := range keyPrefixes {
+		rest, ok := strings.CutPrefix(tok, p)
+		if !ok || len(rest) < 16 {
+			continue
+		}
+		for _, seg := range keySeparators.Split(rest, -1) {
+			if len(seg) >= 8 && charClasses(seg) >= 2 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// randomToken judges a run of 32 or more base64 characters. Its longest
+// stretch between separators must not be short, which keeps URL paths and
+// hyphenated words out. Then the run is either a long hex string, or mixes
+// letters and digits with high entropy and switches between lower case,
+// upper case and digits often, as random text does (about three times in
+// five characters) and words joined in camel case do not. Environment
+// variable names and UUIDs never qualify.
+func randomToken(run string) bool {
+	if envNameShape.MatchString(run) {
+		return false
+	}
+	core := ""
+	for _, seg := range keySeparators.Split(run, -1) {
+		if len(seg) > len(core) {
+			core = seg
+		}
+	}
+	switch {
+	case len(core) >= 32 && hexShape.MatchString(core):
+		return shannon(core) >= 3.0
+	case len(core) >= 10:
+		return containsLetter(run) && containsDigit(run) && shannon(run) >= 4.0 && classSwitches(run) >= 0.4
+	}
+	return false
+}
+
+// shannon is the Shannon entropy of s in bits per character.
+func shannon(s string) float64 {
+	counts := map[rune]int{}
+	n := 0
+	for _, r := range s {
+		counts[r]++
+		n++
+	}
+	h := 0.0
+	for _, c := range counts {
+		p := float64(c) / float64(n)
+		h -= p * math.Log2(p)
+	}
+	return h
+}
+
+// charClasses counts which of lower case, upper case and digits s uses.
+func charClasses(s string) int {
+	var seen [4]bool
+	for _, r := range s {
+		seen[charClass(r)] = true
+	}
+	n := 0
+	for _, b := range seen[1:] {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// classSwitches is how often adjacent letters and digits of s change class
+// (lower case, upper case, digit), from 0 to 1.
+func classSwitches(s string) float64 {
+	prev, n, changes := 0, 0, 0
+	for _, r := range s {
+		c := charClass(r)
+		if c == 0 {
+			continue
+		}
+		if prev != 0 {
+			n++
+			if c != prev {
+				changes++
+			}
+		}
+		prev = c
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(changes) / float64(n)
+}
+
+// charClass is 1 for lower case, 2 for upper case, 3 for a digit, else 0.
+func charClass(r rune) int {
+	switch {
+	case r >= 'a' && r <= 'z':
+		return 1
+	case r >= 'A' && r <= 'Z':
+		return 2
+	case r >= '0' && r <= '9':
+		return 3
+	}
+	return 0
+}
+
+func containsDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+func containsLetter(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { c := charClass(r); return c == 1 || c == 2 }) >= 0
+}
+
+// redactSecret shows enough of a suspected secret to find it, and no more.
+func redactSecret(s string) string {
+	if len(s) <= 8 {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q… (%d characters)", s[:6], len(s))
+}
+
+// walkStrings calls fn for every string in v — object keys included, since an
+// open object can carry a secret as a name — with its JSON pointer.
+func walkStrings(v any, at string, fn func(at, s string)) {
+	switch x := v.(type) {
+	case string:
+		fn(at, x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			fn(p+" (a member name)", k)
+			walkStrings(x[k], p, fn)
+		}
+	case []any:
+		for i, e := range x {
+			walkStrings(e, fmt.Sprintf("%s/%d", at, i), fn)
+		}
+	}
+}

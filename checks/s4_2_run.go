@@ -1,0 +1,496 @@
+package checks
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// §4.2 POST /postern/v0/run, judged by running the agent: the shape of a
+// successful answer, run_id, usage, and what an Idempotency-Key promises.
+//
+// Every rule here starts the agent, so every rule needs --execute; the need
+// is checked before the probe runs, so without it nothing is sent. Each
+// rule sends its own requests (one or two executions), so that any subset
+// of them can be selected and each verdict rests on its own evidence.
+var section4_2Run = []*Rule{
+	{
+		ID: "4.2/run-response", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a valid run answers 200 application/json with a run response body",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			ex, ok := sendValid(t, "run")
+			if !ok || !acceptedValid(t, ex, "run") {
+				return
+			}
+			if mt := ex.MediaType(); mt != "application/json" {
+				t.Fail(ex, "the run succeeded but its answer is labelled %q; §2 and §4.2 make a run response application/json",
+					ex.Header.Get("Content-Type"))
+			}
+			body, err := ex.JSON()
+			if err != nil {
+				t.Fail(ex, "the 200 answer to a valid run is not JSON (%v); §4.2 requires a run response object", err)
+				return
+			}
+			t.schemaFindings("run-response", ex, body)
+		},
+	},
+	{
+		ID: "4.2/output-type", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a run's output carries the type describe declares (and, for bytes, its media_type)",
+		Needs: runNeeds(),
+		Owns:  []string{"run-response:/output"},
+		Probe: func(t *T) {
+			ex, ok := sendValid(t, "run")
+			if !ok {
+				return
+			}
+			body, ok := runBody(t, ex)
+			if !ok {
+				return
+			}
+			t.schemaFindings("run-response", ex, body)
+			for _, p := range outputMismatch(t.DescribeDoc(), body["output"]) {
+				t.Fail(ex, "run: %s (§4.1.4, §4.2)", p)
+			}
+		},
+	},
+	{
+		ID: "4.2/run-id-unique", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "two executions are answered with two different run_id values",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			var ids []string
+			var last *wire.Exchange
+			for i := 0; i < 2; i++ {
+				ex, ok := sendValid(t, "run")
+				if !ok {
+					return
+				}
+				body, ok := runBody(t, ex)
+				if !ok {
+					return
+				}
+				id, ok := body["run_id"].(string)
+				if !ok {
+					t.Skip("run %d carried no run_id string; 4.2/run-response judges that", i+1)
+					return
+				}
+				ids, last = append(ids, id), ex
+			}
+			if ids[0] == ids[1] {
+				t.Fail(last, "two separate runs, sent without an Idempotency-Key, both answered run_id %q; §4.2 gives every execution its own", ids[0])
+			}
+		},
+	},
+	{
+		ID: "4.2/usage", Section: "4.2", Level: 2, Keyword: Should,
+		Title: "a run response reports usage",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			ex, ok := sendValid(t, "run")
+			if !ok {
+				return
+			}
+			body, ok := runBody(t, ex)
+			if !ok {
+				return
+			}
+			if body["usage"] == nil {
+				t.Fail(ex, "the run response carries no usage; §4.2 asks for it wherever the runner can work it out")
+			}
+		},
+	},
+	{
+		ID: "4.2/replay", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a repeat of an answered Idempotency-Key with the same inputs replays the first result: same run_id, same output",
+		Needs: keyedNeeds(),
+		Probe: func(t *T) {
+			inputs, why := validInputs(t.DescribeDoc(), true)
+			if why != "" {
+				t.Skip("%s", why)
+				return
+			}
+			key := "postern-conformance-" + randomHex()
+			first := t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key"))
+			r1, ok := runBody(t, first)
+			if !ok {
+				return
+			}
+			answered := time.Now()
+			again := wire.PostJSON("run", reserialised(inputs))
+			again.Header.Set("Idempotency-Key", key)
+			again.Note = "the same key and the same inputs, written in another key order and spacing"
+			gap, held := keyHeld(t, answered)
+			if !held {
+				return
+			}
+			ex := t.Do(again)
+			switch {
+			case ex.Is(http.StatusConflict, ""):
+				t.Fail(ex, "the same inputs re-serialised (other key order and whitespace) under the same key, %s after the first answer, were refused %s: §4.2 compares inputs as decoded values, so this is the same request and is a replay",
+					gap, ex.Brief())
+				return
+			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+				t.Skip("the repeat was refused 503 unavailable (the runner was at capacity, §4.5)")
+				return
+			case ex.Status != http.StatusOK:
+				t.Fail(ex, "the repeat of an answered key with the same inputs, %s after the first answer, was answered %s; §4.2 requires the first execution's result", gap, ex.Brief())
+				return
+			}
+			r2 := ex.Object()
+			if r2 == nil {
+				t.Fail(ex, "the replay is not a JSON object; §4.2 requires the first execution's result")
+				return
+			}
+			if !reflect.DeepEqual(r1["run_id"], r2["run_id"]) {
+				t.Fail(ex, "the first run answered run_id %v, the repeat under the same key %s later %v: a replay reports the execution it replays (§4.2), and a new id means a new execution or a fabricated one",
+					show(r1["run_id"]), gap, show(r2["run_id"]))
+			}
+			if !reflect.DeepEqual(r1["output"], r2["output"]) {
+				t.Fail(ex, "the repeat under the same key, %s after the first answer, carried a different output from the first run; §4.2 requires the first execution's result", gap)
+			}
+		},
+	},
+	{
+		ID: "4.2/idempotency-conflict", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "an answered Idempotency-Key sent with different inputs is refused 409 idempotency_conflict",
+		Needs: keyedNeeds(),
+		Probe: func(t *T) {
+			in := readInputs(t.DescribeDoc())
+			inputs, why := validInputs(t.DescribeDoc(), false)
+			if why != "" {
+				t.Skip("%s", why)
+				return
+			}
+			other, what, ok := in.otherInputs(inputs)
+			if !ok {
+				t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
+				return
+			}
+			key := "postern-conformance-" + randomHex()
+			first := t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key"))
+			r1, ok := runBody(t, first)
+			if !ok {
+				return
+			}
+			answered := time.Now()
+			if _, held := keyHeld(t, answered); !held {
+				return
+			}
+			ex := t.Do(runRequest("run", other, key, "the same key with other valid inputs: "+what))
+			switch {
+			case ex.Is(http.StatusConflict, "idempotency_conflict"):
+			case ex.Is(http.StatusBadRequest, ""):
+				t.Skip("the second inputs (%s) were refused %s; the checker took them for valid, so this says nothing about the key", what, ex.Brief())
+			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+				t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
+			case ex.Status == http.StatusOK && ex.Object() != nil && reflect.DeepEqual(ex.Object()["run_id"], r1["run_id"]):
+				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and the first run (run_id %v) was replayed; §4.2 requires 409 idempotency_conflict",
+					what, show(r1["run_id"]))
+			case ex.Status == http.StatusOK:
+				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and the agent ran again; §4.2 requires 409 idempotency_conflict", what)
+			default:
+				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and answered %s; §4.2 requires 409 idempotency_conflict", what, ex.Brief())
+			}
+		},
+	},
+	{
+		ID: "4.2/one-keyspace", Section: "4.2", Level: 3, Keyword: Must,
+		Title: "a key answered on run replays on stream: start and done carry the first run's run_id",
+		Needs: keyedNeeds(),
+		Probe: func(t *T) {
+			inputs, why := validInputs(t.DescribeDoc(), false)
+			if why != "" {
+				t.Skip("%s", why)
+				return
+			}
+			key := "postern-conformance-" + randomHex()
+			first := t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key"))
+			r1, ok := runBody(t, first)
+			if !ok {
+				return
+			}
+			answered := time.Now()
+			id, ok := r1["run_id"].(string)
+			if !ok {
+				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
+				return
+			}
+			gap, held := keyHeld(t, answered)
+			if !held {
+				return
+			}
+			ex := t.Do(runRequest("stream", inputs, key, "the same key and inputs, now on stream"))
+			switch {
+			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+				t.Skip("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
+				return
+			case ex.Status != http.StatusOK:
+				t.Fail(ex, "a key answered on run (run_id %q) was sent to stream with the same inputs and answered %s; §4.2 makes one keyspace of both verbs, so this is a replay", id, ex.Brief())
+				return
+			}
+			s, ok := readStream(t, ex)
+			if !ok {
+				return
+			}
+			start, done := firstEvent(s, "start"), firstEvent(s, "done")
+			var probs []string
+			if got := eventRunID(start); got != id {
+				probs = append(probs, "start carries run_id "+quoted(got))
+			}
+			if got := eventRunID(done); got != id {
+				probs = append(probs, "done carries run_id "+quoted(got))
+			}
+			for _, ev := range s.Events {
+				if got := eventRunID(&ev); got != "" && got != id && ev.Name != "start" && ev.Name != "done" {
+					probs = append(probs, fmt.Sprintf("a %s event carries run_id %q", ev.Name, got))
+				}
+			}
+			if len(probs) > 0 {
+				t.Fail(ex, "a key answered on run (run_id %q) was sent to stream with the same inputs %s later, and %s; §4.2 requires a replay, start then done naming the first execution",
+					id, gap, strings.Join(probs, ", "))
+			}
+		},
+	},
+}
+
+// keyHeld says how long ago a key was answered, and skips the rule where
+// status declares a retention the key has already outlived (§4.2 lets a
+// runner forget a key after any window it chooses).
+func keyHeld(t *T, answered time.Time) (string, bool) {
+	gap := time.Since(answered)
+	v, _ := Path(t.StatusDoc(), "limits", "idempotency_retention_seconds")
+	if n, ok := AsInt(v); ok && gap > time.Duration(n)*time.Second {
+		t.Skip("the key was answered %s ago, longer than the %ds status.limits.idempotency_retention_seconds declares: the runner may have forgotten it", gap.Round(time.Millisecond), n)
+		return "", false
+	}
+	return fmt.Sprintf("%d ms", gap.Milliseconds()), true
+}
+
+// needRunnable is met where status predicts a valid run reaches the agent.
+var needRunnable = Need{"runnable", func(e *Env) string {
+	if why := needEntitled.Check(e); why != "" {
+		return why
+	}
+	if publishesMissingCredential(e) {
+		return "status publishes a missing credential: a valid run is refused 424 before the agent starts, so there is no result to judge"
+	}
+	return ""
+}}
+
+func runNeeds() []Need { return []Need{NeedExecute, NeedStatus, NeedDescribe, needRunnable} }
+
+func keyedNeeds() []Need {
+	return append(runNeeds(), needStatusField("idempotent-retry", true, "idempotent_retry"))
+}
+
+// validInputs builds inputs every declared check passes: each required
+// input at a valid value and, with optionals, each optional input whose
+// declared default passes too. why says what could not be built.
+func validInputs(describe map[string]any, optionals bool) (map[string]any, string) {
+	in := readInputs(describe)
+	inputs, unbuilt := in.base("")
+	if len(unbuilt) > 0 {
+		return nil, "found no value passing the declared validation of the required input(s) " + strings.Join(unbuilt, ", ") +
+			", so no valid request could be built"
+	}
+	if optionals {
+		for _, d := range in.decls {
+			if !d.required && d.def != nil && d.accepts(d.def) {
+				inputs[d.key] = d.def
+			}
+		}
+	}
+	return inputs, ""
+}
+
+// unsureInputs lists the keys sent whose pattern this checker cannot
+// evaluate, so a refusal of them may be right.
+func unsureInputs(describe map[string]any, inputs map[string]any) []string {
+	var out []string
+	for _, d := range readInputs(describe).decls {
+		p, ok := d.validation["pattern"].(string)
+		if _, sent := inputs[d.key]; !sent || !ok {
+			continue
+		}
+		if _, err := regexp.Compile(p); err != nil {
+			out = append(out, d.key)
+		}
+	}
+	return out
+}
+
+// otherInputs changes one input of inputs to another value its declaration
+// accepts (a required input if it can), for a request with different but
+// valid inputs. A declared default is never the new value, so a runner
+// filling in defaults cannot read the two requests as one.
+func (in *inputSet) otherInputs(inputs map[string]any) (map[string]any, string, bool) {
+	decls := append([]inputDecl(nil), in.decls...)
+	sort.SliceStable(decls, func(i, j int) bool { return decls[i].required && !decls[j].required })
+	for _, d := range decls {
+		cur, sent := inputs[d.key]
+		for _, v := range d.alternatives() {
+			if !d.accepts(v) || (sent && fmt.Sprint(v) == fmt.Sprint(cur)) || (d.def != nil && fmt.Sprint(v) == fmt.Sprint(d.def)) {
+				continue
+			}
+			out := inputCase{inputs: inputs}.with(d.key, v, "").inputs
+			if sent {
+				return out, fmt.Sprintf("%s %s instead of %s", d.key, jsonText(v), jsonText(cur)), true
+			}
+			return out, fmt.Sprintf("%s %s added", d.key, jsonText(v)), true
+		}
+	}
+	return nil, "", false
+}
+
+// alternatives are values worth trying for d, valid or not.
+func (d inputDecl) alternatives() []any {
+	switch d.kind() {
+	case "select":
+		var out []any
+		for _, o := range d.options() {
+			out = append(out, o)
+		}
+		return out
+	case "number":
+		return []any{d.validation["min"], d.validation["max"], json.Number("2"), json.Number("1"), json.Number("0")}
+	}
+	return []any{"probe-two", "other", "ab", "cd", "a", "b", "x", "12", "AB"}
+}
+
+// quoted is s in quotes, or "none" where it is empty.
+func quoted(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// runRequest is a POST of inputs to verb, with an Idempotency-Key where key
+// is not empty.
+func runRequest(verb string, inputs map[string]any, key, note string) wire.Request {
+	b, _ := json.Marshal(map[string]any{"inputs": inputs})
+	r := wire.PostJSON(verb, string(b))
+	if key != "" {
+		r.Header.Set("Idempotency-Key", key)
+	}
+	r.Note = note
+	return r
+}
+
+// reserialised writes the body of inputs as another encoder might: keys in
+// reverse order, with extra spaces and line breaks. Decoded, it is the same
+// request runRequest sends.
+func reserialised(inputs map[string]any) string {
+	keys := make([]string, 0, len(inputs))
+	for k := range inputs {
+		keys = append(keys, k)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(keys)))
+	var b strings.Builder
+	b.WriteString("{\n  \"inputs\" : {")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(" ,")
+		}
+		fmt.Fprintf(&b, "\n    %s :  %s", jsonText(k), jsonText(inputs[k]))
+	}
+	b.WriteString("\n  }\n}\n")
+	return b.String()
+}
+
+// sendValid sends a valid request to verb without an Idempotency-Key. It
+// skips the rule where no valid request can be built.
+func sendValid(t *T, verb string) (*wire.Exchange, bool) {
+	inputs, why := validInputs(t.DescribeDoc(), false)
+	if why != "" {
+		t.Skip("%s", why)
+		return nil, false
+	}
+	return t.Do(runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
+}
+
+// acceptedValid judges whether a valid request to verb was answered 200.
+// It fails the answers a runner cannot give such a request, and skips the
+// ones it may (at capacity, the agent failed or timed out, or any other
+// refusal the request itself did not cause, which status and the §2.1 rules
+// judge).
+func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
+	switch {
+	case !ex.Answered():
+		t.Fail(ex, "a valid %s request got no answer; §4.2 requires the result", verb)
+	case ex.Status == http.StatusOK:
+		return true
+	case ex.Status >= 200 && ex.Status < 300:
+		t.Fail(ex, "a valid %s request was answered %s; a successful %s answers 200 (§4.2, §4.3)", verb, ex.Brief(), verb)
+	case ex.Status == http.StatusBadRequest:
+		var inputs map[string]any
+		if m, ok := Path(mustObject(ex.ReqBody), "inputs"); ok {
+			inputs, _ = m.(map[string]any)
+		}
+		if unsure := unsureInputs(t.DescribeDoc(), inputs); len(unsure) > 0 {
+			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
+				verb, ex.Brief(), strings.Join(unsure, ", "))
+			return false
+		}
+		t.Fail(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input",
+			verb, ex.Brief(), ex.ErrorMessage())
+	default:
+		t.Skip("a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
+			verb, ex.Brief())
+	}
+	return false
+}
+
+func mustObject(b []byte) map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}
+
+// runBody is the body of a run answered 200, read as a JSON object whatever
+// its label. Any other answer skips the rule: 4.2/run-response judges it.
+func runBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
+	if ex.Status == http.StatusOK && ex.Err == nil {
+		if m := ex.Object(); m != nil {
+			return m, true
+		}
+	}
+	t.Skip("the run was answered %s, not 200 with a JSON object, so there is no result to judge; 4.2/run-response judges the answer", ex.Brief())
+	return nil, false
+}
+
+// outputMismatch says how an output disagrees with describe's output
+// declaration. Shape problems are left to the schema.
+func outputMismatch(describe map[string]any, output any) []string {
+	out, ok := output.(map[string]any)
+	want := Str(describe, "output", "type")
+	if !ok || want == "" {
+		return nil
+	}
+	got, _ := out["type"].(string)
+	if got != want {
+		return []string{fmt.Sprintf("output.type is %s where describe declares %q", quoted(got), want)}
+	}
+	if want == "bytes" {
+		wantMT := Str(describe, "output", "media_type")
+		gotMT, _ := out["media_type"].(string)
+		if wantMT != "" && gotMT != "" && !strings.EqualFold(wantMT, gotMT) {
+			return []string{fmt.Sprintf("output.media_type is %q where describe declares %q", gotMT, wantMT)}
+		}
+	}
+	return nil
+}

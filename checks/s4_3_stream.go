@@ -1,0 +1,391 @@
+package checks
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// §4.3 POST /postern/v0/stream, judged on the events of a real run, and
+// §4.1.4's one stream rule (no delta for a bytes output).
+//
+// Each rule sends one valid stream request of its own (so each needs
+// --execute, checked before the probe sends anything) and reads the body
+// with wire.ParseSSE, which keeps what a lenient reader would drop. Each
+// rule reads the events as leniently as it can apart from the one thing it
+// judges, so that one breach is reported by one rule: framing is judged
+// only by 4.3/framing, order only by 4.3/start-first and 4.3/ends-once,
+// and so on.
+var section4_3 = []*Rule{
+	{
+		ID: "4.3/media-type", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "a valid stream request is answered 200 text/event-stream",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			ex, ok := sendValid(t, "stream")
+			if !ok || !acceptedValid(t, ex, "stream") {
+				return
+			}
+			if mt := ex.MediaType(); mt != "text/event-stream" {
+				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream", ex.Header.Get("Content-Type"))
+			}
+		},
+	},
+	{
+		ID: "4.3/framing", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "every event has an event: name and a JSON data: payload and ends with a blank line, in UTF-8",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			if !utf8.Valid(ex.Body) {
+				t.Fail(ex, "the stream is not valid UTF-8; §4.3 keeps to the event-stream format, which is UTF-8")
+			}
+			for i, ev := range s.Events {
+				var probs []string
+				if ev.Name == "" {
+					probs = append(probs, "it has no event: field")
+				}
+				switch {
+				case ev.DataLines == 0:
+					probs = append(probs, "it has no data: field")
+				case !json.Valid([]byte(ev.Data)):
+					probs = append(probs, "its data is not JSON")
+				}
+				if !ev.Terminated {
+					probs = append(probs, "no blank line ends it (a browser never dispatches it)")
+				}
+				if len(probs) > 0 {
+					t.Fail(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data",
+						i+1, len(s.Events), oneLine(ev.Raw), strings.Join(probs, "; "))
+				}
+			}
+		}),
+	},
+	{
+		ID: "4.3/start-first", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "the first event of a stream is start",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			switch {
+			case len(s.Events) == 0:
+				t.Fail(ex, "the 200 stream carried no event; §4.3 opens every stream with start")
+			case s.Events[0].Name != "start":
+				t.Fail(ex, "the first event is %s, not start (§4.3)", eventWord(s.Events[0]))
+			}
+		}),
+	},
+	{
+		ID: "4.3/ends-once", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "a stream ends with exactly one done or error, and nothing after it",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			var ends []string
+			last := -1
+			for i, ev := range s.Events {
+				if ev.Name == "done" || ev.Name == "error" {
+					ends = append(ends, fmt.Sprintf("%s (event %d)", ev.Name, i+1))
+					last = i
+				}
+			}
+			switch {
+			case len(ends) == 0:
+				t.Fail(ex, "the stream ended after %d events without done or error; §4.3 ends every stream with exactly one", len(s.Events))
+			case len(ends) > 1:
+				t.Fail(ex, "the stream carried %d ending events, %s; §4.3 allows exactly one", len(ends), strings.Join(ends, ", "))
+			case last != len(s.Events)-1:
+				t.Fail(ex, "%s is followed by %d more event(s); §4.3 makes the ending event the last", ends[0], len(s.Events)-1-last)
+			}
+		}),
+	},
+	{
+		ID: "4.3/done-run-id", Section: "4.3", Level: 3, Keyword: MustNot,
+		Title: "a stream names one run: done repeats start's run_id",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			id := eventRunID(firstEvent(s, "start"))
+			if id == "" {
+				t.Skip("no start event carries a run_id string to compare with; 4.3/start-first and 4.3/event-payloads judge that")
+				return
+			}
+			compared := 0
+			for i, ev := range s.Events {
+				got := eventRunID(&s.Events[i])
+				if (ev.Name != "start" && ev.Name != "done") || got == "" {
+					continue
+				}
+				compared++
+				if got != id {
+					t.Fail(ex, "start gave run_id %q and a later %s gives %q: two identifiers for one run, which §4.3 forbids", id, ev.Name, got)
+				}
+			}
+			if compared < 2 {
+				t.Skip("no done event carries a run_id to compare with start's (the stream ended in error, or done lacks it: 4.3/done-body judges that)")
+			}
+		}),
+	},
+	{
+		ID: "4.3/delta-concat", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "where deltas are emitted, their text joined in order is done's output.value",
+		Needs: append(runNeeds(), needTextOutput),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			value, ok := Path(payload(lastEvent(s, "done")), "output", "value")
+			want, isString := value.(string)
+			if !ok || !isString {
+				t.Skip("the stream has no done carrying an output.value string, so there is no final output for deltas to add up to (§4.5); 4.3/ends-once and 4.3/done-body judge the ending")
+				return
+			}
+			var b strings.Builder
+			n := 0
+			for i, ev := range s.Events {
+				if ev.Name == "delta" {
+					n++
+					text, _ := payload(&s.Events[i])["text"].(string)
+					b.WriteString(text)
+				}
+			}
+			if n == 0 {
+				t.Note("no delta was emitted, so there is nothing to add up")
+				return
+			}
+			if got := b.String(); got != want {
+				t.Fail(ex, "the deltas (%d) join to %q but done's output.value is %q; §4.3 requires them equal", n,
+					wire.Excerpt([]byte(got), 120), wire.Excerpt([]byte(want), 120))
+			}
+		}),
+	},
+	{
+		ID: "4.3/no-retry", Section: "4.3", Level: 3, Keyword: MustNot,
+		Title: "a stream carries no retry: field",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			for i, ev := range s.Events {
+				if ev.Retry != nil {
+					t.Fail(ex, "event %d (%s) carries retry: %s; §4.3 forbids the field, which invites a reconnection that starts a new run (§4.5)",
+						i+1, eventWord(ev), *ev.Retry)
+					return
+				}
+			}
+		}),
+	},
+	{
+		ID: "4.3/no-id", Section: "4.3", Level: 3, Keyword: ShouldNot,
+		Title: "a stream carries no id: field",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			for i, ev := range s.Events {
+				if ev.ID != nil {
+					t.Fail(ex, "event %d (%s) carries id: %s; Postern reads no Last-Event-ID, so §4.3 asks runners to leave the field out",
+						i+1, eventWord(ev), *ev.ID)
+					return
+				}
+			}
+		}),
+	},
+	{
+		ID: "4.3/no-latency-on-started", Section: "4.3", Level: 3, Keyword: MustNot,
+		Title: "a step event with status started carries no latency_ms",
+		Needs: runNeeds(),
+		Owns:  []string{"stream-event/step:/latency_ms#false"},
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			for i, ev := range s.Events {
+				p := payload(&s.Events[i])
+				if _, has := p["latency_ms"]; ev.Name == "step" && p["status"] == "started" && has {
+					t.Fail(ex, "event %d, a started step %s, carries latency_ms %v; §4.3 reports elapsed time on finished only",
+						i+1, quoted(fmt.Sprint(p["name"])), p["latency_ms"])
+				}
+			}
+		}),
+	},
+	{
+		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "start, step and delta payloads have the members §4.3 gives them",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			for _, ev := range s.Events {
+				if ev.Name != "start" && ev.Name != "step" && ev.Name != "delta" {
+					continue
+				}
+				v, err := decodeJSON(ev.Data)
+				if err != nil {
+					continue // 4.3/framing judges a payload that is not JSON
+				}
+				t.schemaFindings("stream-event/"+ev.Name, ex, v)
+			}
+		}),
+	},
+	{
+		ID: "4.3/done-body", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "done carries a run response body, its output of the type describe declares",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			n := 0
+			for i, ev := range s.Events {
+				if ev.Name != "done" {
+					continue
+				}
+				v, err := decodeJSON(ev.Data)
+				if err != nil {
+					continue // 4.3/framing judges a payload that is not JSON
+				}
+				n++
+				for _, viol := range t.Env.Violations("run-response", v) {
+					at := viol.Path
+					if at == "" {
+						at = "(root)"
+					}
+					t.Fail(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, at, viol.Message)
+				}
+				m, _ := v.(map[string]any)
+				for _, p := range outputMismatch(t.DescribeDoc(), m["output"]) {
+					t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
+				}
+			}
+			if n == 0 {
+				t.Skip("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
+			}
+		}),
+	},
+	{
+		ID: "4.3/one-data-line", Section: "4.3", Level: 3, Keyword: Should,
+		Title: "each event's payload is written on a single data: line",
+		Needs: runNeeds(),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			for i, ev := range s.Events {
+				if ev.DataLines > 1 {
+					t.Fail(ex, "event %d (%s) spreads its payload over %d data: lines; §4.3 asks for one, since JSON needs no line break",
+						i+1, eventWord(ev), ev.DataLines)
+				}
+			}
+		}),
+	},
+	{
+		ID: "4.1.4/bytes-no-delta", Section: "4.1.4", Level: 3, Keyword: MustNot,
+		Title: "a run whose output is bytes streams no delta event",
+		Needs: append(runNeeds(), needBytesOutput),
+		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
+			n := 0
+			for _, ev := range s.Events {
+				if ev.Name == "delta" {
+					n++
+				}
+			}
+			if n > 0 {
+				t.Fail(ex, "describe declares a bytes output, and the stream carried %d delta event(s); §4.1.4 allows none (progress goes on step)", n)
+			}
+		}),
+	},
+}
+
+// needBytesOutput and needTextOutput split runners by describe's output.type.
+var (
+	needBytesOutput = Need{"bytes-output", func(e *Env) string {
+		if e.Describe.Obj == nil || Str(e.Describe.Obj, "output", "type") != "bytes" {
+			return "applies where describe declares output.type bytes"
+		}
+		return ""
+	}}
+	needTextOutput = Need{"not-bytes-output", func(e *Env) string {
+		if e.Describe.Obj != nil && Str(e.Describe.Obj, "output", "type") == "bytes" {
+			return "describe declares a bytes output, which streams no delta at all; 4.1.4/bytes-no-delta judges that"
+		}
+		return ""
+	}}
+)
+
+// streamProbe sends a valid stream request and hands its events to judge;
+// where there are none to judge it skips the rule.
+func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T) {
+	return func(t *T) {
+		ex, ok := sendValid(t, "stream")
+		if !ok {
+			return
+		}
+		if ex.Status != http.StatusOK {
+			t.Skip("the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
+			return
+		}
+		if s, ok := readStream(t, ex); ok {
+			judge(t, ex, s)
+		}
+	}
+}
+
+// readStream parses a 200 stream body read to its end, or skips the rule.
+func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
+	switch {
+	case ex.Err != nil:
+		t.Skip("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
+	case ex.Truncated:
+		t.Skip("the stream ran past the checker's body cap of %d bytes", len(ex.Body))
+	default:
+		s := wire.ParseSSE(ex.Body, wire.DefaultMaxBody)
+		if s.Err == nil {
+			return s, true
+		}
+		t.Skip("the stream could not be parsed to its end: %v", s.Err)
+	}
+	return wire.SSEStream{}, false
+}
+
+func firstEvent(s wire.SSEStream, name string) *wire.SSEEvent {
+	for i := range s.Events {
+		if s.Events[i].Name == name {
+			return &s.Events[i]
+		}
+	}
+	return nil
+}
+
+func lastEvent(s wire.SSEStream, name string) *wire.SSEEvent {
+	for i := len(s.Events) - 1; i >= 0; i-- {
+		if s.Events[i].Name == name {
+			return &s.Events[i]
+		}
+	}
+	return nil
+}
+
+// payload is an event's data as a JSON object; nil where it is not one.
+func payload(ev *wire.SSEEvent) map[string]any {
+	if ev == nil {
+		return nil
+	}
+	v, _ := decodeJSON(ev.Data)
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// eventRunID is the run_id string an event's payload carries, or "".
+func eventRunID(ev *wire.SSEEvent) string {
+	id, _ := payload(ev)["run_id"].(string)
+	return id
+}
+
+func decodeJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// oneLine is an event's text for a message, its line ends shown as \n.
+func oneLine(raw string) string {
+	return strings.ReplaceAll(wire.Excerpt([]byte(raw), 160), "\n", `\n`)
+}
+
+// eventWord names an event for a message.
+func eventWord(ev wire.SSEEvent) string {
+	if ev.Name == "" {
+		return "an event with no name"
+	}
+	return ev.Name
+}
