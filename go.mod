@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/fatih/color v1.19.0
 	github.com/mattn/go-isatty v0.0.20
+	github.com/r3labs/sse/v2 v2.10.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/urfave/cli/v3 v3.14.0
 	golang.org/x/text v0.14.0
@@ -14,7 +15,6 @@ require (
 require (
 	github.com/google/go-cmp v0.5.9 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/r3labs/sse/v2 v2.10.0 // indirect
 	golang.org/x/net v0.0.0-20191116160921-f9c825593386 // indirect
 	golang.org/x/sys v0.42.0 // indirect
 	gopkg.in/cenkalti/backoff.v1 v1.1.0 // indirect

@@ -11,7 +11,8 @@ type Need struct {
 }
 
 // The needs every family shares. Posture needs that only one family uses
-// live beside that family.
+// live beside that family; those several files use live in posture.go, with
+// the posture predicates they are built on.
 var (
 	NeedStatus = Need{"status", func(e *Env) string {
 		if e.Status.Obj == nil {

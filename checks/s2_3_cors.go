@@ -24,7 +24,6 @@ const (
 )
 
 // needIdempotentRetry is met where status declares idempotent_retry.
-var needIdempotentRetry = needStatusField("idempotent-retry", true, "idempotent_retry")
 
 // §2.3 Browser clients: the preflight, the headers that admit an origin,
 // and the origins a runner must never admit. (The media-type rules of §2.3
@@ -459,11 +458,14 @@ func probeNoWildcard(t *T) {
 // sloppy comparison misses.
 type nearMiss struct{ origin, how string }
 
-// nearMisses derives from the allowed origin others that are distinct
-// origins a browser could send. Variants a browser never sends (a trailing
-// slash, an upper-case host: origins are serialised without either) and
-// variants that are the same origin (an explicit default port) are left
-// out: admitting them admits nobody new.
+// nearMisses derives from the allowed origin others that differ from it in
+// one way a sloppy comparison misses: distinct origins a browser could send
+// (scheme, port, host suffix, prefix, a shorter host), and two strings no
+// configuration names (a trailing slash, an upper-case host). A browser
+// never sends those two, but a runner admitting them is comparing by prefix
+// or by folding case rather than octet for octet, which is how an origin it
+// was never configured with gets in. An explicit default port is left out:
+// that is the same origin.
 func nearMisses(origin string) []nearMiss {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
@@ -494,6 +496,10 @@ func nearMisses(origin string) []nearMiss {
 	)
 	if len(host) > 1 {
 		out = append(out, nearMiss{withPort(host[:len(host)-1]), "with its host cut short"})
+	}
+	out = append(out, nearMiss{u.Scheme + "://" + u.Host + "/", "with a trailing slash"})
+	if up := strings.ToUpper(host); up != host {
+		out = append(out, nearMiss{withPort(up), "with its host in upper case"})
 	}
 	return out
 }

@@ -1,15 +1,13 @@
 package checks
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/wire"
 )
@@ -31,13 +29,9 @@ var section4_2 = []*Rule{
 		Title: "a run leaving out a required input is refused 400 bad_request",
 		Needs: []Need{NeedStatus, NeedDescribe, needEntitled},
 		Probe: func(t *T) {
-			in := readInputs(t.DescribeDoc())
-			d, ok := in.firstRequired()
-			if !ok {
-				t.Skip("describe declares no required input to leave out")
-				return
+			if in, d, ok := requiredOrSkip(t, "leave out"); ok {
+				expectBadRequest(t, in.missingCase(d.key, false))
 			}
-			expectBadRequest(t, in.missingCase(d.key, false))
 		},
 	},
 	{
@@ -45,10 +39,8 @@ var section4_2 = []*Rule{
 		Title: "the refusal of a run missing a required input names that input's key",
 		Needs: []Need{NeedStatus, NeedDescribe, needEntitled},
 		Probe: func(t *T) {
-			in := readInputs(t.DescribeDoc())
-			d, ok := in.firstRequired()
+			in, d, ok := requiredOrSkip(t, "leave out")
 			if !ok {
-				t.Skip("describe declares no required input to leave out")
 				return
 			}
 			c := in.missingCase(d.key, true)
@@ -74,13 +66,9 @@ var section4_2 = []*Rule{
 		Title: "null for a required input counts as leaving it out: refused 400",
 		Needs: []Need{NeedStatus, NeedDescribe, needEntitled},
 		Probe: func(t *T) {
-			in := readInputs(t.DescribeDoc())
-			d, ok := in.firstRequired()
-			if !ok {
-				t.Skip("describe declares no required input to send as null")
-				return
+			if in, d, ok := requiredOrSkip(t, "send as null"); ok {
+				expectBadRequest(t, in.missingCase(d.key, false).with(d.key, nil, fmt.Sprintf("%s sent as null (§4.1.1: null is no value)", d.key)))
 			}
-			expectBadRequest(t, in.missingCase(d.key, false).with(d.key, nil, fmt.Sprintf("%s sent as null (§4.1.1: null is no value)", d.key)))
 		},
 	},
 	valueRule("4.2/boolean-value", "a boolean value for a declared input is refused 400 (§4.1.1 admits none)",
@@ -127,7 +115,7 @@ var section4_2 = []*Rule{
 				return nil, "describe declares no select input with options"
 			}
 			v := "conformance-probe-not-an-option"
-			for listHas(d.options(), v) {
+			for slices.Contains(d.options(), v) {
 				v += "-x"
 			}
 			return in.valueCases(d.key, v, fmt.Sprintf("%s sent %q, not among its options", d.key, v))
@@ -148,12 +136,8 @@ var section4_2 = []*Rule{
 			}
 			return nil, "describe declares no text input with a max_length that a value can exceed while passing its other checks"
 		}),
-	{
-		ID: "4.2/min-max", Section: "4.2", Level: 2, Keyword: Must,
-		Title: "a number below validation.min or above validation.max is refused 400",
-		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
-		Probe: func(t *T) {
-			in := readInputs(t.DescribeDoc())
+	valueRule("4.2/min-max", "a number below validation.min or above validation.max is refused 400",
+		func(in *inputSet) ([]inputCase, string) {
 			var cases []inputCase
 			for _, d := range in.decls {
 				if d.kind() != "number" {
@@ -170,8 +154,7 @@ var section4_2 = []*Rule{
 					v := json.Number(strconv.FormatFloat(lim+b.step, 'f', -1, 64))
 					cs, why := in.valueCases(d.key, v, fmt.Sprintf("%s sent %s, its %s being %v", d.key, v, b.name, d.validation[b.name]))
 					if why != "" {
-						t.Skip("%s", why)
-						return
+						return nil, why
 					}
 					cases = append(cases, cs...)
 				}
@@ -180,14 +163,10 @@ var section4_2 = []*Rule{
 				}
 			}
 			if len(cases) == 0 {
-				t.Skip("describe declares no number input with a min or max")
-				return
+				return nil, "describe declares no number input with a min or max"
 			}
-			for _, c := range cases {
-				expectBadRequest(t, c)
-			}
-		},
-	},
+			return cases, ""
+		}),
 	valueRule("4.2/pattern", "a text value not matching validation.pattern is refused 400",
 		func(in *inputSet) ([]inputCase, string) {
 			for _, d := range in.decls {
@@ -208,11 +187,41 @@ var section4_2 = []*Rule{
 			return nil, "describe declares no text input with a pattern this checker can produce a non-matching value for"
 		}),
 	{
+		ID: "4.2/malformed-body", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a body that is not an object carrying an inputs map is refused 400 bad_request",
+		Needs: []Need{NeedStatus, needEntitled},
+		Probe: func(t *T) {
+			verbs := []string{"run"}
+			if t.Env.Level >= 3 {
+				verbs = append(verbs, "stream")
+			}
+			for _, verb := range verbs {
+				for _, b := range []struct{ body, what string }{
+					{`["conformance probe 4.2/malformed-body"]`, "a JSON array where an object belongs"},
+					{`"conformance probe 4.2/malformed-body"`, "a JSON string where an object belongs"},
+					{`{"input": {"prompt": "conformance probe 4.2/malformed-body"}}`, "an object with no inputs member"},
+				} {
+					r := wire.PostJSON(verb, b.body)
+					r.Note = b.what + ": refusable by every runner, executable by none"
+					ex := t.Do(r)
+					switch {
+					case ex.Is(http.StatusBadRequest, "bad_request"):
+					case ex.Status == http.StatusFailedDependency:
+						t.Fail(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)",
+							verb, b.what, ex.Brief())
+					default:
+						t.Fail(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)", verb, b.what, ex.Brief())
+					}
+				}
+			}
+		},
+	},
+	{
 		ID: "4.2/refusal-binds-no-key", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "a run refused 400 binds no Idempotency-Key: a second refused request under it gets 400, not 409",
-		Needs: []Need{NeedStatus, needStatusField("idempotent-retry", true, "idempotent_retry"), needEntitled},
+		Needs: []Need{NeedStatus, needIdempotentRetry, needEntitled},
 		Probe: func(t *T) {
-			key := "postern-conformance-" + randomHex()
+			key := freshKey()
 			first := keyedRun(key, `{"inputs": "probe"}`, "inputs is a string, not a map; a fresh Idempotency-Key")
 			ex := t.Do(first)
 			if ex.Status != http.StatusBadRequest {
@@ -250,53 +259,26 @@ func valueRule(id, title string, build func(*inputSet) ([]inputCase, string)) *R
 	}
 }
 
-// needEntitled is met where the entitlement is in force. Elsewhere a
-// conforming runner refuses every run at §4.6 step 2, before it reads
-// the inputs, and the order rules judge that instead.
-var needEntitled = Need{"entitled", func(e *Env) string {
-	if e.Status.Obj == nil {
-		return "GET status gave no JSON object, so whether the entitlement is in force is unknown"
+// requiredOrSkip is describe's inputs and the first required one; where
+// there is none it skips the rule, which would toDo with one.
+func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
+	in := readInputs(t.DescribeDoc())
+	d, ok := in.firstRequired()
+	if !ok {
+		t.Skip("describe declares no required input to %s", toDo)
 	}
-	state := Str(e.Status.Obj, "entitlement", "state")
-	_, checked := Path(e.Status.Obj, "entitlement", "checked_at")
-	if state == "revoked" || (state == "unknown" && !checked) {
-		what := state
-		if state == "unknown" {
-			what = "unknown, never checked"
-		}
-		return fmt.Sprintf("status reports the entitlement %s: a run is refused at §4.6 step 2 before its inputs are read (the order rules judge that)", what)
-	}
-	return ""
-}}
+	return in, d, ok
+}
 
 // needValidationSafe is met where a request whose only defect is a value
 // cannot start the agent, or where the user has allowed that.
 var needValidationSafe = Need{"validation-safe", func(e *Env) string {
-	if e.Execute || publishesMissingCredential(e) {
+	if e.Execute || credentialPublishedMissing(e) {
 		return ""
 	}
 	return "a bad value alone would run the agent on a runner skipping the check: needs --execute, " +
 		"or a status publishing a missing credential (such a runner then answers 424)"
 }}
-
-// publishesMissingCredential reports whether status says a declared
-// credential is unset, so that a runner reaching §4.6 step 5 refuses 424.
-func publishesMissingCredential(e *Env) bool {
-	if e.Status.Obj == nil {
-		return false
-	}
-	if m, _ := Path(e.Status.Obj, "credentials", "missing"); m != nil {
-		if l, ok := m.([]any); ok && len(l) > 0 {
-			return true
-		}
-	}
-	if Str(e.Status.Obj, "state") == "degraded" && e.Describe.Obj != nil {
-		if c, ok := e.Describe.Obj["credentials"].([]any); ok && len(c) > 0 {
-			return true
-		}
-	}
-	return false
-}
 
 // expectBadRequest sends c to run and requires a 400.
 func expectBadRequest(t *T, c inputCase) {
@@ -305,7 +287,7 @@ func expectBadRequest(t *T, c inputCase) {
 	case ex.Status == http.StatusBadRequest:
 	case !ex.Answered():
 		t.Fail(ex, "run (%s) got no answer; §4.2 requires a 400 bad_request", c.what)
-	case ex.Status == http.StatusFailedDependency && publishesMissingCredential(t.Env):
+	case ex.Status == http.StatusFailedDependency && credentialPublishedMissing(t.Env):
 		t.Fail(ex, "run (%s) was answered %s: the request reached the credential check with its inputs unjudged; §4.6 puts step 4 (inputs, 400) before step 5 (credentials, 424)",
 			c.what, ex.Brief())
 	case ex.Status >= 200 && ex.Status < 300:
@@ -323,193 +305,17 @@ func keyedRun(key, body, note string) wire.Request {
 	return r
 }
 
-// randomHex is 16 random hex digits, for values no runner can have seen.
-func randomHex() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // inputCase is one run request an input rule sends, and its defect in words.
 type inputCase struct {
 	what   string
 	inputs map[string]any
 }
 
-func (c inputCase) request() wire.Request {
-	b, _ := json.Marshal(map[string]any{"inputs": c.inputs})
-	r := wire.PostJSON("run", string(b))
-	r.Note = c.what
-	return r
-}
+func (c inputCase) request() wire.Request { return runRequest("run", c.inputs, "", c.what) }
 
 // with returns c with key set to v, described as what.
 func (c inputCase) with(key string, v any, what string) inputCase {
-	m := make(map[string]any, len(c.inputs)+1)
-	for k, x := range c.inputs {
-		m[k] = x
-	}
-	m[key] = v
-	return inputCase{what: what, inputs: m}
-}
-
-// inputDecl is one input describe declares (§4.1.1).
-type inputDecl struct {
-	key, typ   string
-	required   bool
-	def        any
-	validation map[string]any
-}
-
-// kind is the type a value is judged by; an unrecognised type reads as
-// text, as §4.1.1 asks of every reader.
-func (d inputDecl) kind() string {
-	if d.typ == "number" || d.typ == "select" {
-		return d.typ
-	}
-	return "text"
-}
-
-func (d inputDecl) options() []string {
-	l, _ := d.validation["options"].([]any)
-	var out []string
-	for _, o := range l {
-		if s, ok := o.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// without is d with one validation member dropped.
-func (d inputDecl) without(member string) inputDecl {
-	v := map[string]any{}
-	for k, x := range d.validation {
-		if k != member {
-			v[k] = x
-		}
-	}
-	d.validation = v
-	return d
-}
-
-// accepts reports whether v passes every declared check this checker can
-// evaluate. A pattern in a dialect Go cannot compile is taken as passed.
-func (d inputDecl) accepts(v any) bool {
-	if d.kind() == "number" {
-		n, ok := floatOf(v)
-		if !ok {
-			return false
-		}
-		if lo, ok := floatOf(d.validation["min"]); ok && n < lo {
-			return false
-		}
-		if hi, ok := floatOf(d.validation["max"]); ok && n > hi {
-			return false
-		}
-		return true
-	}
-	s, ok := v.(string)
-	if !ok {
-		return false
-	}
-	if n, ok := AsInt(d.validation["max_length"]); ok && utf8.RuneCountInString(s) > n {
-		return false
-	}
-	if p, ok := d.validation["pattern"].(string); ok {
-		if re, err := regexp.Compile(p); err == nil && !re.MatchString(s) {
-			return false
-		}
-	}
-	if opts := d.options(); d.kind() == "select" && len(opts) > 0 && !listHas(opts, s) {
-		return false
-	}
-	return true
-}
-
-// validValue finds a value d accepts: its default, an example, then a few
-// plain guesses.
-func (d inputDecl) validValue(examples []any) (any, bool) {
-	cands := append([]any{d.def}, examples...)
-	switch d.kind() {
-	case "number":
-		cands = append(cands, d.validation["min"], d.validation["max"], json.Number("1"), json.Number("0"))
-	case "select":
-		for _, o := range d.options() {
-			cands = append(cands, o)
-		}
-	default:
-		for _, s := range []string{"probe", "ab", "a", "x", "1", "12", "A", "AB", "a1", "conformance probe"} {
-			cands = append(cands, s)
-		}
-	}
-	for _, v := range cands {
-		if v != nil && d.accepts(v) {
-			return v, true
-		}
-	}
-	return nil, false
-}
-
-// inputSet is describe's inputs, with the example values describe gives.
-type inputSet struct {
-	decls    []inputDecl
-	examples map[string][]any
-}
-
-func readInputs(doc map[string]any) *inputSet {
-	in := &inputSet{examples: map[string][]any{}}
-	l, _ := doc["inputs"].([]any)
-	for _, x := range l {
-		m, _ := x.(map[string]any)
-		key, _ := m["key"].(string)
-		if key == "" {
-			continue
-		}
-		typ, _ := m["type"].(string)
-		req, _ := m["required"].(bool)
-		val, _ := m["validation"].(map[string]any)
-		in.decls = append(in.decls, inputDecl{key: key, typ: typ, required: req, def: m["default"], validation: val})
-	}
-	exs, _ := doc["examples"].([]any)
-	for _, x := range exs {
-		ex, _ := x.(map[string]any)
-		m, _ := ex["inputs"].(map[string]any)
-		for k, v := range m {
-			in.examples[k] = append(in.examples[k], v)
-		}
-	}
-	return in
-}
-
-func (in *inputSet) first(pred func(inputDecl) bool) (inputDecl, bool) {
-	for _, d := range in.decls {
-		if pred(d) {
-			return d, true
-		}
-	}
-	return inputDecl{}, false
-}
-
-func (in *inputSet) firstRequired() (inputDecl, bool) {
-	return in.first(func(d inputDecl) bool { return d.required })
-}
-
-// base is every required input but skip at a valid value; unbuilt lists
-// those no valid value could be found for.
-func (in *inputSet) base(skip string) (inputs map[string]any, unbuilt []string) {
-	inputs = map[string]any{}
-	for _, d := range in.decls {
-		if !d.required || d.key == skip {
-			continue
-		}
-		if v, ok := d.validValue(in.examples[d.key]); ok {
-			inputs[d.key] = v
-		} else {
-			unbuilt = append(unbuilt, d.key)
-		}
-	}
-	return inputs, unbuilt
+	return inputCase{what: what, inputs: withInput(c.inputs, key, v)}
 }
 
 // missingCase leaves key out. With optionals, every optional input whose
@@ -518,11 +324,7 @@ func (in *inputSet) base(skip string) (inputs map[string]any, unbuilt []string) 
 func (in *inputSet) missingCase(key string, optionals bool) inputCase {
 	inputs, unbuilt := in.base(key)
 	if optionals {
-		for _, d := range in.decls {
-			if !d.required && d.def != nil && d.accepts(d.def) {
-				inputs[d.key] = d.def
-			}
-		}
+		in.addOptionals(inputs)
 	}
 	what := key + " left out"
 	if len(unbuilt) > 0 {
@@ -542,26 +344,4 @@ func (in *inputSet) valueCases(key string, v any, what string) ([]inputCase, str
 			", so no request would have a single defect"
 	}
 	return []inputCase{inputCase{inputs: inputs}.with(key, v, what)}, ""
-}
-
-func floatOf(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
-
-func listHas(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -113,26 +112,19 @@ var section4_2Run = []*Rule{
 		Title: "a repeat of an answered Idempotency-Key with the same inputs replays the first result: same run_id, same output",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			inputs, why := validInputs(t.DescribeDoc(), true)
-			if why != "" {
-				t.Skip("%s", why)
-				return
-			}
-			key := "postern-conformance-" + randomHex()
-			first := t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key"))
-			r1, ok := runBody(t, first)
+			inputs, ok := validOrSkip(t, true)
 			if !ok {
 				return
 			}
-			answered := time.Now()
-			again := wire.PostJSON("run", reserialised(inputs))
-			again.Header.Set("Idempotency-Key", key)
-			again.Note = "the same key and the same inputs, written in another key order and spacing"
+			key, r1, answered, ok := answerKey(t, inputs)
+			if !ok {
+				return
+			}
 			gap, held := keyHeld(t, answered)
 			if !held {
 				return
 			}
-			ex := t.Do(again)
+			ex := t.Do(keyedRun(key, reserialised(inputs), "the same key and the same inputs, written in another key order and spacing"))
 			switch {
 			case ex.Is(http.StatusConflict, ""):
 				t.Fail(ex, "the same inputs re-serialised (other key order and whitespace) under the same key, %s after the first answer, were refused %s: §4.2 compares inputs as decoded values, so this is the same request and is a replay",
@@ -164,24 +156,19 @@ var section4_2Run = []*Rule{
 		Title: "an answered Idempotency-Key sent with different inputs is refused 409 idempotency_conflict",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			in := readInputs(t.DescribeDoc())
-			inputs, why := validInputs(t.DescribeDoc(), false)
-			if why != "" {
-				t.Skip("%s", why)
+			inputs, ok := validOrSkip(t, false)
+			if !ok {
 				return
 			}
-			other, what, ok := in.otherInputs(inputs)
+			other, what, ok := readInputs(t.DescribeDoc()).otherInputs(inputs)
 			if !ok {
 				t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
 				return
 			}
-			key := "postern-conformance-" + randomHex()
-			first := t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key"))
-			r1, ok := runBody(t, first)
+			key, r1, answered, ok := answerKey(t, inputs)
 			if !ok {
 				return
 			}
-			answered := time.Now()
 			if _, held := keyHeld(t, answered); !held {
 				return
 			}
@@ -207,18 +194,14 @@ var section4_2Run = []*Rule{
 		Title: "a key answered on run replays on stream: start and done carry the first run's run_id",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			inputs, why := validInputs(t.DescribeDoc(), false)
-			if why != "" {
-				t.Skip("%s", why)
-				return
-			}
-			key := "postern-conformance-" + randomHex()
-			first := t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key"))
-			r1, ok := runBody(t, first)
+			inputs, ok := validOrSkip(t, false)
 			if !ok {
 				return
 			}
-			answered := time.Now()
+			key, r1, answered, ok := answerKey(t, inputs)
+			if !ok {
+				return
+			}
 			id, ok := r1["run_id"].(string)
 			if !ok {
 				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
@@ -275,12 +258,21 @@ func keyHeld(t *T, answered time.Time) (string, bool) {
 	return fmt.Sprintf("%d ms", gap.Milliseconds()), true
 }
 
+// answerKey sends a valid run of inputs under a fresh Idempotency-Key and
+// returns the key, the run's result and when it came. Where the run was not
+// answered 200 with a JSON object it skips the rule (see runBody).
+func answerKey(t *T, inputs map[string]any) (key string, result map[string]any, answered time.Time, ok bool) {
+	key = freshKey()
+	result, ok = runBody(t, t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key")))
+	return key, result, time.Now(), ok
+}
+
 // needRunnable is met where status predicts a valid run reaches the agent.
 var needRunnable = Need{"runnable", func(e *Env) string {
 	if why := needEntitled.Check(e); why != "" {
 		return why
 	}
-	if publishesMissingCredential(e) {
+	if credentialPublishedMissing(e) {
 		return "status publishes a missing credential: a valid run is refused 424 before the agent starts, so there is no result to judge"
 	}
 	return ""
@@ -289,81 +281,7 @@ var needRunnable = Need{"runnable", func(e *Env) string {
 func runNeeds() []Need { return []Need{NeedExecute, NeedStatus, NeedDescribe, needRunnable} }
 
 func keyedNeeds() []Need {
-	return append(runNeeds(), needStatusField("idempotent-retry", true, "idempotent_retry"))
-}
-
-// validInputs builds inputs every declared check passes: each required
-// input at a valid value and, with optionals, each optional input whose
-// declared default passes too. why says what could not be built.
-func validInputs(describe map[string]any, optionals bool) (map[string]any, string) {
-	in := readInputs(describe)
-	inputs, unbuilt := in.base("")
-	if len(unbuilt) > 0 {
-		return nil, "found no value passing the declared validation of the required input(s) " + strings.Join(unbuilt, ", ") +
-			", so no valid request could be built"
-	}
-	if optionals {
-		for _, d := range in.decls {
-			if !d.required && d.def != nil && d.accepts(d.def) {
-				inputs[d.key] = d.def
-			}
-		}
-	}
-	return inputs, ""
-}
-
-// unsureInputs lists the keys sent whose pattern this checker cannot
-// evaluate, so a refusal of them may be right.
-func unsureInputs(describe map[string]any, inputs map[string]any) []string {
-	var out []string
-	for _, d := range readInputs(describe).decls {
-		p, ok := d.validation["pattern"].(string)
-		if _, sent := inputs[d.key]; !sent || !ok {
-			continue
-		}
-		if _, err := regexp.Compile(p); err != nil {
-			out = append(out, d.key)
-		}
-	}
-	return out
-}
-
-// otherInputs changes one input of inputs to another value its declaration
-// accepts (a required input if it can), for a request with different but
-// valid inputs. A declared default is never the new value, so a runner
-// filling in defaults cannot read the two requests as one.
-func (in *inputSet) otherInputs(inputs map[string]any) (map[string]any, string, bool) {
-	decls := append([]inputDecl(nil), in.decls...)
-	sort.SliceStable(decls, func(i, j int) bool { return decls[i].required && !decls[j].required })
-	for _, d := range decls {
-		cur, sent := inputs[d.key]
-		for _, v := range d.alternatives() {
-			if !d.accepts(v) || (sent && fmt.Sprint(v) == fmt.Sprint(cur)) || (d.def != nil && fmt.Sprint(v) == fmt.Sprint(d.def)) {
-				continue
-			}
-			out := inputCase{inputs: inputs}.with(d.key, v, "").inputs
-			if sent {
-				return out, fmt.Sprintf("%s %s instead of %s", d.key, jsonText(v), jsonText(cur)), true
-			}
-			return out, fmt.Sprintf("%s %s added", d.key, jsonText(v)), true
-		}
-	}
-	return nil, "", false
-}
-
-// alternatives are values worth trying for d, valid or not.
-func (d inputDecl) alternatives() []any {
-	switch d.kind() {
-	case "select":
-		var out []any
-		for _, o := range d.options() {
-			out = append(out, o)
-		}
-		return out
-	case "number":
-		return []any{d.validation["min"], d.validation["max"], json.Number("2"), json.Number("1"), json.Number("0")}
-	}
-	return []any{"probe-two", "other", "ab", "cd", "a", "b", "x", "12", "AB"}
+	return append(runNeeds(), needIdempotentRetry)
 }
 
 // quoted is s in quotes, or "none" where it is empty.
@@ -372,23 +290,6 @@ func quoted(s string) string {
 		return "none"
 	}
 	return fmt.Sprintf("%q", s)
-}
-
-func jsonText(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-// runRequest is a POST of inputs to verb, with an Idempotency-Key where key
-// is not empty.
-func runRequest(verb string, inputs map[string]any, key, note string) wire.Request {
-	b, _ := json.Marshal(map[string]any{"inputs": inputs})
-	r := wire.PostJSON(verb, string(b))
-	if key != "" {
-		r.Header.Set("Idempotency-Key", key)
-	}
-	r.Note = note
-	return r
 }
 
 // reserialised writes the body of inputs as another encoder might: keys in
@@ -415,12 +316,22 @@ func reserialised(inputs map[string]any) string {
 // sendValid sends a valid request to verb without an Idempotency-Key. It
 // skips the rule where no valid request can be built.
 func sendValid(t *T, verb string) (*wire.Exchange, bool) {
-	inputs, why := validInputs(t.DescribeDoc(), false)
+	inputs, ok := validOrSkip(t, false)
+	if !ok {
+		return nil, false
+	}
+	return t.Do(runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
+}
+
+// validOrSkip is validInputs, or false after skipping the rule where no
+// valid inputs can be built.
+func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
+	inputs, why := validInputs(t.DescribeDoc(), optionals)
 	if why != "" {
 		t.Skip("%s", why)
 		return nil, false
 	}
-	return t.Do(runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
+	return inputs, true
 }
 
 // acceptedValid judges whether a valid request to verb was answered 200.
@@ -441,7 +352,7 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 		if m, ok := Path(mustObject(ex.ReqBody), "inputs"); ok {
 			inputs, _ = m.(map[string]any)
 		}
-		if unsure := unsureInputs(t.DescribeDoc(), inputs); len(unsure) > 0 {
+		if unsure := readInputs(t.DescribeDoc()).unreadablePatterns(inputs); len(unsure) > 0 {
 			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
 				verb, ex.Brief(), strings.Join(unsure, ", "))
 			return false

@@ -161,12 +161,9 @@ var section4_3 = []*Rule{
 		Title: "a stream carries no retry: field",
 		Needs: runNeeds(),
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
-			for i, ev := range s.Events {
-				if ev.Retry != nil {
-					t.Fail(ex, "event %d (%s) carries retry: %s; §4.3 forbids the field, which invites a reconnection that starts a new run (§4.5)",
-						i+1, eventWord(ev), *ev.Retry)
-					return
-				}
+			if i := eventWhere(s, func(ev wire.SSEEvent) bool { return ev.Retry != nil }); i >= 0 {
+				t.Fail(ex, "event %d (%s) carries retry: %s; §4.3 forbids the field, which invites a reconnection that starts a new run (§4.5)",
+					i+1, eventWord(s.Events[i]), *s.Events[i].Retry)
 			}
 		}),
 	},
@@ -175,12 +172,9 @@ var section4_3 = []*Rule{
 		Title: "a stream carries no id: field",
 		Needs: runNeeds(),
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
-			for i, ev := range s.Events {
-				if ev.ID != nil {
-					t.Fail(ex, "event %d (%s) carries id: %s; Postern reads no Last-Event-ID, so §4.3 asks runners to leave the field out",
-						i+1, eventWord(ev), *ev.ID)
-					return
-				}
+			if i := eventWhere(s, func(ev wire.SSEEvent) bool { return ev.ID != nil }); i >= 0 {
+				t.Fail(ex, "event %d (%s) carries id: %s; Postern reads no Last-Event-ID, so §4.3 asks runners to leave the field out",
+					i+1, eventWord(s.Events[i]), *s.Events[i].ID)
 			}
 		}),
 	},
@@ -232,11 +226,7 @@ var section4_3 = []*Rule{
 				}
 				n++
 				for _, viol := range t.Env.Violations("run-response", v) {
-					at := viol.Path
-					if at == "" {
-						at = "(root)"
-					}
-					t.Fail(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, at, viol.Message)
+					t.Fail(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
 				}
 				m, _ := v.(map[string]any)
 				for _, p := range outputMismatch(t.DescribeDoc(), m["output"]) {
@@ -330,11 +320,19 @@ func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
 	return wire.SSEStream{}, false
 }
 
-func firstEvent(s wire.SSEStream, name string) *wire.SSEEvent {
-	for i := range s.Events {
-		if s.Events[i].Name == name {
-			return &s.Events[i]
+// eventWhere is the index of the first event for which is holds, or -1.
+func eventWhere(s wire.SSEStream, is func(wire.SSEEvent) bool) int {
+	for i, ev := range s.Events {
+		if is(ev) {
+			return i
 		}
+	}
+	return -1
+}
+
+func firstEvent(s wire.SSEStream, name string) *wire.SSEEvent {
+	if i := eventWhere(s, func(ev wire.SSEEvent) bool { return ev.Name == name }); i >= 0 {
+		return &s.Events[i]
 	}
 	return nil
 }

@@ -1,9 +1,7 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 )
@@ -100,11 +98,10 @@ var section4_4 = []*Rule{
 		Needs: []Need{NeedStatus},
 		Owns:  []string{"status:/update/current"},
 		Probe: func(t *T) {
-			u := updateBlock(t)
+			u := updateBlock(t, "§4.4: current is the runner's own describe.agent.version, present whatever the check found")
 			if u == nil {
 				return
 			}
-			statusClaims(t, "§4.4: current is the runner's own describe.agent.version, present whatever the check found")
 			cur, has := u["current"]
 			version := Str(t.DescribeDoc(), "agent", "version")
 			switch s, isStr := cur.(string); {
@@ -129,11 +126,10 @@ var section4_4 = []*Rule{
 		Needs: []Need{NeedStatus},
 		Owns:  []string{"status:/update/latest"},
 		Probe: func(t *T) {
-			u := updateBlock(t)
+			u := updateBlock(t, "§4.4: latest is what a distributor answered, so it exists only under current and update_available")
 			if u == nil {
 				return
 			}
-			statusClaims(t, "§4.4: latest is what a distributor answered, so it exists only under current and update_available")
 			st := Str(u, "state")
 			_, has := u["latest"]
 			switch {
@@ -151,11 +147,10 @@ var section4_4 = []*Rule{
 		Needs: []Need{NeedStatus},
 		Owns:  []string{"status:/update/state"},
 		Probe: func(t *T) {
-			u := updateBlock(t)
+			u := updateBlock(t, "§4.4: update.state is not_required, unreachable, current or update_available")
 			if u == nil {
 				return
 			}
-			statusClaims(t, "§4.4: update.state is not_required, unreachable, current or update_available")
 			st := Str(u, "state")
 			cur, okC := u["current"].(string)
 			lat, okL := u["latest"].(string)
@@ -179,7 +174,7 @@ var section4_4 = []*Rule{
 		Title: "update.state is not_required exactly when entitlement.state is: both mean no distributor",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
-			u := updateBlock(t)
+			u := updateBlock(t, "")
 			if u == nil {
 				return
 			}
@@ -244,8 +239,10 @@ var section4_4 = []*Rule{
 func statusClaims(t *T, why string) { ownClaims(t, "status", t.Env.Status, why) }
 
 // updateBlock is status.update, or nil after skipping the rule where there
-// is none: a runner with no version check configured omits it (§4.4).
-func updateBlock(t *T) map[string]any {
+// is none: a runner with no version check configured omits it (§4.4). Where
+// there is one, it reports the status violations the rule claims,
+// each followed by why (see ownClaims; a rule claiming none reports none).
+func updateBlock(t *T, why string) map[string]any {
 	u, ok := t.StatusDoc()["update"].(map[string]any)
 	if !ok {
 		if _, present := t.StatusDoc()["update"]; present {
@@ -255,26 +252,8 @@ func updateBlock(t *T) map[string]any {
 		}
 		return nil
 	}
+	statusClaims(t, why)
 	return u
-}
-
-// wholeNumber reads a JSON number, reporting whether it is a whole one.
-func wholeNumber(v any) (float64, bool) {
-	var f float64
-	switch n := v.(type) {
-	case json.Number:
-		var err error
-		if f, err = n.Float64(); err != nil {
-			return 0, false
-		}
-	case float64:
-		f = n
-	case int:
-		f = float64(n)
-	default:
-		return 0, false
-	}
-	return f, f == math.Trunc(f)
 }
 
 // degradedRule: §4.4 — degraded means a declared credential is unset,
@@ -328,16 +307,4 @@ func lackingWords(missing []any, listed bool) string {
 		return fmt.Sprintf("%v missing", missing)
 	}
 	return "satisfied false"
-}
-
-// credentialNames lists the env names describe declares (§4.1.3).
-func credentialNames(d map[string]any) []string {
-	list, _ := d["credentials"].([]any)
-	var out []string
-	for _, c := range list {
-		if m, ok := c.(map[string]any); ok && Str(m, "env") != "" {
-			out = append(out, Str(m, "env"))
-		}
-	}
-	return out
 }

@@ -1,26 +1,22 @@
 package checks
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
-	"regexp"
-	"regexp/syntax"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // §4.6 The order of refusals: level (1), entitlement (2), media type (3),
 // inputs (4), credentials (5). Each rule puts one pair of steps side by side
-// on a runner whose posture makes both observable. The probes and postures
-// here are shared with §2.3's media-type rules and §5's entitlement rules.
+// on a runner whose posture makes both observable (posture.go reads it). The
+// probes here are shared with §2.3's media-type rules and §5's entitlement
+// rules.
 var section4_6 = []*Rule{
 	{
 		ID: "4.6/level-before-entitlement", Section: "4.6", Level: 1, Keyword: Must,
@@ -202,9 +198,9 @@ var section4_6 = []*Rule{
 				}
 				return
 			}
-			declared := declaredCredentials(t.DescribeDoc())
+			declared := credentialNames(t.DescribeDoc())
 			for _, n := range names {
-				if !declared[n] {
+				if !slices.Contains(declared, n) {
 					t.Fail(ex, "error.detail.missing names %q, which describe does not declare among its credentials (§4.6, §4.1.3)", n)
 				}
 			}
@@ -213,52 +209,10 @@ var section4_6 = []*Rule{
 	},
 }
 
-// entStance is what §4.6's step 2 does on this runner, read from status.
-type entStance int
-
-const (
-	entInForce entStance = iota // not_required or active: requests go on to step 3
-	entRevoked                  // revoked: 403 not_entitled (§5.7.4)
-	entNever                    // unknown without checked_at: 503 unavailable (§5.7.3)
-	// entUndecided is unknown with a checked_at, or anything unreadable.
-	// Inside its grace such a runner still runs; past it, it answers 503
-	// (§5.7.4's table). Which holds depends on the runner's clock, so the
-	// checker does not guess: probes there take a 503 unavailable as a
-	// reason to skip.
-	entUndecided
-)
-
-func entitlementStance(e *Env) entStance {
-	if e.Status.Obj == nil {
-		return entUndecided
-	}
-	_, checked := Path(e.Status.Obj, "entitlement", "checked_at")
-	switch state := Str(e.Status.Obj, "entitlement", "state"); {
-	case state == "not_required" || state == "active":
-		return entInForce
-	case state == "revoked":
-		return entRevoked
-	case state == "unknown" && !checked:
-		return entNever
-	}
-	return entUndecided
-}
-
-// entitlementWords says in a few words what status reports, for messages.
-func entitlementWords(e *Env) string {
-	switch entitlementStance(e) {
-	case entRevoked:
-		return "revoked"
-	case entNever:
-		return "unknown and never checked"
-	}
-	return quoteOr(Str(e.Status.Obj, "entitlement", "state"))
-}
-
 // The postures the §4.6 rules apply to.
 var (
 	needEntitlementBars = Need{"entitlement-not-in-force", func(e *Env) string {
-		if s := entitlementStance(e); s == entRevoked || s == entNever {
+		if entitlementBars(e) {
 			return ""
 		}
 		return fmt.Sprintf("applies where status reports the entitlement revoked, or unknown with no checked_at; this runner reports %s",
@@ -273,23 +227,10 @@ var (
 	}}
 )
 
-// credentialPublishedMissing: status itself says a credential is unset.
-// Only there may a complete request be sent without --execute, because a
-// conforming runner must refuse it 424.
-func credentialPublishedMissing(e *Env) bool {
-	if e.Status.Obj == nil {
-		return false
-	}
-	if names, _ := stringsAt(e.Status.Obj, "credentials", "missing"); len(names) > 0 {
-		return true
-	}
-	return Str(e.Status.Obj, "state") == "degraded" && e.Describe.Obj != nil && len(declaredCredentials(e.Describe.Obj)) > 0
-}
-
 // skipUnlessInForce skips where step 2 would answer first: the entitlement
 // rules judge those postures.
 func skipUnlessInForce(t *T) bool {
-	if s := entitlementStance(t.Env); s == entRevoked || s == entNever {
+	if entitlementBars(t.Env) {
 		t.Skip("status reports the entitlement %s, which §4.6 answers first (step 2); the 4.6/entitlement-* rules judge this posture", entitlementWords(t.Env))
 		return true
 	}
@@ -317,12 +258,9 @@ func stepTwoAnswer(ex *wire.Exchange) bool {
 // none it skips the rule.
 func verbsAboveOrSkip(t *T) []string {
 	var out []string
-	for _, v := range []struct {
-		verb  string
-		level int
-	}{{"run", 2}, {"stream", 3}} {
-		if t.Env.Level != 0 && t.Env.Level < v.level {
-			out = append(out, v.verb)
+	for _, verb := range []string{"run", "stream"} {
+		if aboveDeclaredLevel(t.Env, verb) {
+			out = append(out, verb)
 		}
 	}
 	switch {
@@ -369,10 +307,7 @@ func patience(e *Env) time.Duration { return e.patience() }
 // is a string, not a map (§4.2). The string names the rule that sent it, so
 // the evidence says which probe it was.
 func notAnObject(t *T, verb string) wire.Request {
-	b, _ := json.Marshal(map[string]any{"inputs": "conformance probe " + t.Rule.ID})
-	r := wire.PostJSON(verb, string(b))
-	r.Note = "inputs is a string, not a map: refusable by every runner, executable by none"
-	return r
+	return runRequest(verb, "conformance probe "+t.Rule.ID, "", "inputs is a string, not a map: refusable by every runner, executable by none")
 }
 
 // refusableBodies are the request-level refusals steps 2 and 4 are compared
@@ -380,9 +315,9 @@ func notAnObject(t *T, verb string) wire.Request {
 // body lacking it.
 func refusableBodies(t *T, verb string) []wire.Request {
 	out := []wire.Request{notAnObject(t, verb)}
-	if key := requiredKey(t.Env.Describe.Obj); key != "" {
+	if d, ok := readInputs(t.Env.Describe.Obj).firstRequired(); ok {
 		r := wire.PostJSON(verb, `{"inputs": {}}`)
-		r.Note = fmt.Sprintf("the required input %q is absent", key)
+		r.Note = fmt.Sprintf("the required input %q is absent", d.key)
 		out = append(out, r)
 	} else if verb == "run" {
 		t.Note("describe declares no required input (or was not read): probed with a malformed body only")
@@ -390,66 +325,16 @@ func refusableBodies(t *T, verb string) []wire.Request {
 	return out
 }
 
-// requiredKey is the key of the first input describe marks required.
-func requiredKey(describe map[string]any) string {
-	list, _ := describe["inputs"].([]any)
-	for _, v := range list {
-		in, _ := v.(map[string]any)
-		if k, _ := in["key"].(string); k != "" && in["required"] == true {
-			return k
-		}
-	}
-	return ""
-}
-
 // completeRequest is a POST to verb whose inputs satisfy describe. Where the
 // checker cannot build one it skips and returns ok false; unsure lists
 // validation members it does not recognise.
 func completeRequest(t *T, verb string) (r wire.Request, unsure []string, ok bool) {
-	inputs, unsure, why := completeInputs(t.DescribeDoc(), "conformance probe "+t.Rule.ID)
+	inputs, unsure, why := readInputs(t.DescribeDoc()).complete("conformance probe " + t.Rule.ID)
 	if why != "" {
 		t.Skip("cannot build a request valid in every other respect: %s", why)
 		return r, nil, false
 	}
-	b, _ := json.Marshal(map[string]any{"inputs": inputs})
-	r = wire.PostJSON(verb, string(b))
-	r.Note = "complete and valid per describe; sent only because status publishes a missing credential"
-	return r, unsure, true
-}
-
-func declaredCredentials(describe map[string]any) map[string]bool {
-	out := map[string]bool{}
-	list, _ := describe["credentials"].([]any)
-	for _, v := range list {
-		c, _ := v.(map[string]any)
-		if env, _ := c["env"].(string); env != "" {
-			out[env] = true
-		}
-	}
-	return out
-}
-
-// stringsAt is Path for an array of strings.
-func stringsAt(m map[string]any, keys ...string) ([]string, bool) {
-	v, _ := Path(m, keys...)
-	return stringList(v)
-}
-
-// stringList reads a JSON array of strings.
-func stringList(v any) ([]string, bool) {
-	list, ok := v.([]any)
-	if !ok {
-		return nil, false
-	}
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		s, ok := x.(string)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, s)
-	}
-	return out, true
+	return runRequest(verb, inputs, "", "complete and valid per describe; sent only because status publishes a missing credential"), unsure, true
 }
 
 func sameSet(a, b []string) bool {
@@ -460,220 +345,3 @@ func sameSet(a, b []string) bool {
 }
 
 func showList(l []string) string { return "[" + strings.Join(l, ", ") + "]" }
-
-// completeInputs builds, from describe, an inputs map that satisfies every
-// declaration: each required input with a value its type and validation
-// admit, tag filling a free-text value nothing else constrains. why says
-// what could not be satisfied; unsure lists validation members the checker
-// does not know, which a runner might enforce all the same.
-func completeInputs(describe map[string]any, tag string) (inputs map[string]any, unsure []string, why string) {
-	list, ok := describe["inputs"].([]any)
-	if !ok {
-		return nil, nil, "describe carries no inputs array"
-	}
-	inputs = map[string]any{}
-	for _, v := range list {
-		in, _ := v.(map[string]any)
-		if in["required"] != true {
-			continue
-		}
-		key, _ := in["key"].(string)
-		if key == "" {
-			return nil, nil, "a required input has no key"
-		}
-		val, _ := in["validation"].(map[string]any)
-		for m := range val {
-			if !knownValidation[m] {
-				unsure = append(unsure, key+".validation."+m)
-			}
-		}
-		value, why := valueFor(in, val, tag)
-		if why != "" {
-			return nil, nil, fmt.Sprintf("input %q: %s", key, why)
-		}
-		inputs[key] = value
-	}
-	sort.Strings(unsure)
-	return inputs, unsure, ""
-}
-
-// knownValidation are the validation members §4.1.1 recognises.
-var knownValidation = map[string]bool{"max_length": true, "min": true, "max": true, "pattern": true, "options": true}
-
-func valueFor(in, val map[string]any, tag string) (any, string) {
-	switch typ, _ := in["type"].(string); typ {
-	case "number":
-		return numberWithin(val)
-	case "text", "select":
-		return textWithin(val, tag, typ == "select")
-	default:
-		return nil, fmt.Sprintf("its type %s is not one the checker can fill", show(in["type"]))
-	}
-}
-
-// numberWithin picks a whole number well inside min and max where it can,
-// so that neither bound's inclusiveness matters.
-func numberWithin(val map[string]any) (any, string) {
-	lo, hasLo := asFloat(val["min"])
-	hi, hasHi := asFloat(val["max"])
-	var n float64
-	switch {
-	case hasLo && hasHi && lo > hi:
-		return nil, "its min exceeds its max"
-	case hasLo && hasHi:
-		if n = math.Floor((lo + hi) / 2); n < lo {
-			n = (lo + hi) / 2
-		}
-	case hasLo:
-		n = math.Ceil(lo) + 1
-	case hasHi:
-		n = math.Floor(hi) - 1
-	default:
-		n = 1
-	}
-	return json.Number(strconv.FormatFloat(n, 'f', -1, 64)), ""
-}
-
-func asFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
-
-// textWithin picks a string meeting options, pattern and max_length at once.
-func textWithin(val map[string]any, tag string, isSelect bool) (any, string) {
-	maxLen := -1
-	if v, ok := val["max_length"]; ok {
-		n, ok := AsInt(v)
-		if !ok || n < 1 {
-			return nil, fmt.Sprintf("its max_length %v leaves no value to send", v)
-		}
-		maxLen = n
-	}
-	var search, full *regexp.Regexp
-	var candidates []string
-	switch p, has := val["pattern"]; {
-	case !has:
-	case p == nil:
-		return nil, "its pattern is not a string"
-	default:
-		ps, ok := p.(string)
-		var err error
-		if search, err = regexp.Compile(ps); ok && err == nil {
-			full, err = regexp.Compile(`^(?:` + ps + `)$`)
-		}
-		if !ok || err != nil {
-			return nil, fmt.Sprintf("its pattern %v is beyond what the checker can satisfy", p)
-		}
-		if s, ok := sampleMatching(ps); ok {
-			candidates = append(candidates, s)
-		}
-	}
-	if opts, has := val["options"]; has {
-		list, ok := stringList(opts)
-		if !ok || len(list) == 0 {
-			return nil, "its options are not a list of strings"
-		}
-		candidates = list
-	} else if isSelect {
-		return nil, "a select with no options"
-	}
-	if len(candidates) == 0 && search == nil {
-		candidates = []string{truncate(tag, maxLen)}
-	}
-	for _, s := range candidates {
-		if (maxLen < 0 || utf8.RuneCountInString(s) <= maxLen) && (search == nil || (search.MatchString(s) && full.MatchString(s))) {
-			return s, ""
-		}
-	}
-	return nil, "no value the checker can construct meets its options, pattern and max_length together"
-}
-
-func truncate(s string, n int) string {
-	if r := []rune(s); n >= 0 && len(r) > n {
-		return string(r[:n])
-	}
-	return s
-}
-
-// sampleMatching constructs a string matching a simple regular expression:
-// literals, classes, groups, repetition and alternation. Anything else
-// (word boundaries, back-references) makes it give up.
-func sampleMatching(pattern string) (string, bool) {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return "", false
-	}
-	var b strings.Builder
-	if !sampleInto(&b, re.Simplify()) {
-		return "", false
-	}
-	return b.String(), true
-}
-
-func sampleInto(b *strings.Builder, re *syntax.Regexp) bool {
-	if b.Len() > 4096 {
-		return false
-	}
-	switch re.Op {
-	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
-		syntax.OpStar, syntax.OpQuest:
-		return true
-	case syntax.OpLiteral:
-		b.WriteString(string(re.Rune))
-		return true
-	case syntax.OpCharClass:
-		r, ok := classRune(re.Rune)
-		b.WriteRune(r)
-		return ok
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		b.WriteByte('a')
-		return true
-	case syntax.OpCapture, syntax.OpPlus, syntax.OpAlternate:
-		return sampleInto(b, re.Sub[0])
-	case syntax.OpRepeat:
-		for i := 0; i < re.Min; i++ {
-			if !sampleInto(b, re.Sub[0]) {
-				return false
-			}
-		}
-		return true
-	case syntax.OpConcat:
-		for _, sub := range re.Sub {
-			if !sampleInto(b, sub) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// classRune picks a member of a character class (pairs of low, high),
-// preferring a letter or digit, then any other visible ASCII character.
-func classRune(ranges []rune) (rune, bool) {
-	in := func(c rune) bool {
-		for i := 0; i+1 < len(ranges); i += 2 {
-			if ranges[i] <= c && c <= ranges[i+1] {
-				return true
-			}
-		}
-		return false
-	}
-	for _, c := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" {
-		if in(c) {
-			return c, true
-		}
-	}
-	for c := rune(0x21); c < 0x7f; c++ {
-		if in(c) {
-			return c, true
-		}
-	}
-	return 0, false
-}

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -57,7 +56,7 @@ var section5 = []*Rule{
 			}
 			s, ok := v.(string)
 			if _, err := time.Parse(time.RFC3339, s); !ok || err != nil {
-				t.Fail(ex, "the 403 not_entitled carries error.detail.access_ends_at %s, not an RFC 3339 timestamp such as 2026-10-31T00:00:00Z (§5.3, §5.6)", showJSON(v))
+				t.Fail(ex, "the 403 not_entitled carries error.detail.access_ends_at %s, not an RFC 3339 timestamp such as 2026-10-31T00:00:00Z (§5.3, §5.6)", jsonText(v))
 				return
 			}
 			// Whatever else the schema's date-time format finds.
@@ -72,15 +71,6 @@ var section5 = []*Rule{
 	entitlementRule(revokedCase, "stream", 3),
 	entitlementRule(neverCase, "run", 2),
 	entitlementRule(neverCase, "stream", 3),
-}
-
-// showJSON renders a JSON value as it was sent.
-func showJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 var (

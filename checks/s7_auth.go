@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/wire"
@@ -137,11 +136,6 @@ func unauthorizedProbe(t *T) {
 	}
 }
 
-func aboveDeclaredLevel(e *Env, verb string) bool {
-	need := map[string]int{"run": 2, "stream": 3}[verb]
-	return need > 0 && e.Level > 0 && e.Level < need
-}
-
 // minSecretLen is the shortest credential looked for as a substring; a
 // shorter one would be found by coincidence in ordinary text.
 const minSecretLen = 8
@@ -163,9 +157,9 @@ func inboundSecrets(value string) []string {
 	return out
 }
 
-// findSecret returns the JSON path in the document where a secret appears,
-// or "". It reads decoded strings (keys and values), so JSON escaping hides
-// nothing, and the raw body besides.
+// findSecret returns the JSON pointer in the document where a secret first
+// appears, or "". It reads decoded strings (keys and values, see
+// walkStrings), so JSON escaping hides nothing, and the raw body besides.
 func findSecret(d *Doc, secrets []string) string {
 	hit := func(s string) bool {
 		for _, sec := range secrets {
@@ -175,39 +169,15 @@ func findSecret(d *Doc, secrets []string) string {
 		}
 		return false
 	}
-	var walk func(v any, path string) string
-	walk = func(v any, path string) string {
-		switch x := v.(type) {
-		case string:
-			if hit(x) {
-				return path
-			}
-		case []any:
-			for i, e := range x {
-				if at := walk(e, fmt.Sprintf("%s/%d", path, i)); at != "" {
-					return at
-				}
-			}
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if hit(k) {
-					return path + "/" + k + " (a member name)"
-				}
-				if at := walk(x[k], path+"/"+k); at != "" {
-					return at
-				}
-			}
-		}
-		return ""
-	}
 	if v, err := d.Ex.JSON(); err == nil {
-		if at := walk(v, ""); at != "" {
-			return at
+		first := ""
+		walkStrings(v, "", func(at, s string) {
+			if first == "" && hit(s) {
+				first = at
+			}
+		})
+		if first != "" {
+			return first
 		}
 	}
 	for _, sec := range secrets {

@@ -76,6 +76,14 @@ func (e *Env) Violations(doc string, v any) []schemas.Violation {
 	return e.Schemas.Validate(doc, v)
 }
 
+// violationAt is where v lies, for a message: its JSON pointer, or "(root)".
+func violationAt(v schemas.Violation) string {
+	if v.Path == "" {
+		return "(root)"
+	}
+	return v.Path
+}
+
 // schemaFindings reports, for rule t.Rule, the violations of doc it is
 // responsible for: those it claims if it has claims on doc, otherwise those
 // no selected rule claims.
@@ -89,11 +97,7 @@ func (t *T) schemaFindings(doc string, ex *wire.Exchange, v any) {
 		own := t.Env.ownerOf(doc, viol)
 		switch {
 		case own == t.Rule.ID, !mine && own == "":
-			at := viol.Path
-			if at == "" {
-				at = "(root)"
-			}
-			t.Fail(ex, "%s %s: %s", doc, at, viol.Message)
+			t.Fail(ex, "%s %s: %s", doc, violationAt(viol), viol.Message)
 		case !mine:
 			passed = append(passed, fmt.Sprintf("%s %s → %s", doc, viol.Path, own))
 		}

@@ -58,10 +58,13 @@ func exitCode(err error) int {
 	return exitCannotRun
 }
 
-func app() *cli.Command {
+func init() {
 	cli.VersionPrinter = func(cmd *cli.Command) {
 		fmt.Fprintf(cmd.Root().Writer, "postern-conformance %s (checks Postern 0.1)\n", cmd.Root().Version)
 	}
+}
+
+func app() *cli.Command {
 	return &cli.Command{
 		Name:      "postern-conformance",
 		Version:   version,

@@ -10,6 +10,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -221,4 +222,25 @@ func TestEveryFaultThroughTheCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLaunchAnIndependentRunner points the checker at a runner written in
+// another language, from the specification alone (testdata/pyrunner.py), so
+// the suite is not only ever judged against its own fixture.
+func TestLaunchAnIndependentRunner(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	t.Setenv("ALLOWED_ORIGINS", "https://ui.example.test")
+	for _, args := range [][]string{
+		{"--origin", "https://ui.example.test"},
+		{"--origin", "https://ui.example.test", "--execute"},
+	} {
+		code, out := run(t, append([]string{"--launch", "exec python3 testdata/pyrunner.py", "--no-color"}, args...)...)
+		assert.Equal(t, code, 0, out)
+		assert.Check(t, is.Contains(out, "Conformant at Level 3."))
+	}
+	t.Setenv("PY_ECHO_KEY", "") // a declared credential missing: degraded, 424
+	code, out := run(t, "--launch", "exec python3 testdata/pyrunner.py", "--no-color")
+	assert.Equal(t, code, 0, out)
 }
