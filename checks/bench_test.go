@@ -31,6 +31,24 @@ func BenchmarkFullCheck(b *testing.B) {
 	b.ReportMetric(float64(requests), "requests/check")
 }
 
+// BenchmarkFullCheckShortPatience is the same with --patience 0.1: the
+// default run's floor is the one probe that must watch a runner not answer
+// (2.3/media-type-params waits out the patience by design).
+func BenchmarkFullCheckShortPatience(b *testing.B) {
+	srv, err := fixtures.Start(fixtures.Config{}, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	o := checks.Options{Target: srv.URL, Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second, Patience: 100 * time.Millisecond}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := checks.Check(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkFullCheckExecute is the same with --execute.
 func BenchmarkFullCheckExecute(b *testing.B) {
 	srv, err := fixtures.Start(fixtures.Config{}, 0)

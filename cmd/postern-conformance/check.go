@@ -19,24 +19,25 @@ import (
 
 // checkFlags are the flags of a checking run (the root command and demo).
 func checkFlags() []cli.Flag {
+	const probe, out, sel, launch = "Probing:", "Reports:", "Rules:", "Runner under test:"
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
-		&cli.StringFlag{Name: "origin", Usage: "an origin the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
-		&cli.FloatFlag{Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
-		&cli.FloatFlag{Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer that a conforming runner gives at once (a refusal decided on the request head, with the body withheld)"},
-		&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "send `'Name: value'` on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
-		&cli.BoolFlag{Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
-		&cli.StringFlag{Name: "json-file", Usage: "also write the JSON report to `FILE`"},
-		&cli.StringFlag{Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
-		&cli.StringSliceFlag{Name: "rule", Usage: "check only rules matching `PATTERN` (an ID, a section like 4.4, or an ID prefix ending in *); repeatable"},
-		&cli.StringFlag{Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
-		&cli.StringFlag{Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
-		&cli.StringFlag{Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
-		&cli.StringFlag{Name: "launch", Usage: "start the runner under test with `COMMAND` (run by sh -c); it must print POSTERN_PORT=<port> as its first stdout line (§2)"},
-		&cli.FloatFlag{Name: "launch-timeout", Value: 30, Usage: "how long to wait for POSTERN_PORT, in `SECONDS`"},
-		&cli.BoolFlag{Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
-		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence"},
-		&cli.BoolFlag{Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
+		&cli.BoolFlag{Category: probe, Local: true, Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
+		&cli.StringFlag{Category: probe, Local: true, Name: "origin", Usage: "an `ORIGIN` the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
+		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
+		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
+		&cli.FloatFlag{Category: probe, Local: true, Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer a conforming runner gives at once (a refusal decided on the request head, the body withheld)"},
+		&cli.StringFlag{Category: probe, Local: true, Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
+		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
+		&cli.StringFlag{Category: out, Local: true, Name: "json-file", Usage: "also write the JSON report to `FILE`"},
+		&cli.StringFlag{Category: out, Local: true, Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
+		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence"},
+		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
+		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only rules matching `PATTERN` (an ID, a section like 4.4, or an ID prefix ending in *); repeatable"},
+		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
+		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
+		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
+		&cli.StringFlag{Category: launch, Local: true, Name: "launch", Usage: "start the runner under test with `COMMAND` (run by sh -c); it must print POSTERN_PORT=<port> as its first stdout line (§2)"},
+		&cli.FloatFlag{Category: launch, Local: true, Name: "launch-timeout", Value: 30, Usage: "how long to wait for POSTERN_PORT, in `SECONDS`"},
 	}
 }
 

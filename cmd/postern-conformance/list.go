@@ -123,14 +123,14 @@ func coverage(w io.Writer) error {
 	}
 	c := checks.TraceCoverage(rows)
 	fmt.Fprintf(w, "Traceability of SPEC.md §1–§8: %d normative obligations\n\n", c.Rows)
-	fmt.Fprintf(w, "  checked by a rule     %4d  (%.0f%%)\n", c.Checked, pct(c.Checked, c.Rows))
+	fmt.Fprintf(w, "  %-26s %4d  (%.0f%%)\n", "checked by a rule", c.Checked, pct(c.Checked, c.Rows))
 	var reasons []string
 	for r := range c.ByReason {
 		reasons = append(reasons, r)
 	}
 	sort.Slice(reasons, func(i, j int) bool { return c.ByReason[reasons[i]] > c.ByReason[reasons[j]] })
 	for _, r := range reasons {
-		fmt.Fprintf(w, "  not checked: %-9s %4d  %s\n", r, c.ByReason[r], reasonWords[r])
+		fmt.Fprintf(w, "  %-26s %4d  %s\n", "not checked: "+r, c.ByReason[r], reasonWords[r])
 	}
 	var runnerRows, runnerChecked int
 	for _, row := range rows {
@@ -142,7 +142,7 @@ func coverage(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "\nObligations on a runner: %d, checked %d (%.0f%%).\n", runnerRows, runnerChecked, pct(runnerChecked, runnerRows))
-	def, exe := 0, 0
+	def, exe, runnerDef := 0, 0, 0
 	for _, row := range rows {
 		if len(row.Checks) == 0 {
 			continue
@@ -153,13 +153,18 @@ func coverage(w io.Writer) error {
 				needsExec = false
 			}
 		}
-		if needsExec {
+		switch {
+		case needsExec:
 			exe++
-		} else {
+		case row.Subject == "runner":
+			def++
+			runnerDef++
+		default:
 			def++
 		}
 	}
-	fmt.Fprintf(w, "Checked without --execute: %d of %d obligations (%.0f%%); only with --execute: %d.\n", def, c.Rows, pct(def, c.Rows), exe)
+	fmt.Fprintf(w, "Checked without --execute: %d of %d obligations (%.0f%%), %d of the %d on a runner (%.0f%%); only with --execute: %d more.\n",
+		def, c.Rows, pct(def, c.Rows), runnerDef, runnerRows, pct(runnerDef, runnerRows), exe)
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 // runnerFlags pick a reference runner: level, posture, faults.
 func runnerFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "level", Usage: "the conformance `LEVEL` the runner declares (1, 2 or 3); a --fault picks its own"},
+		&cli.IntFlag{Name: "level", Value: 3, Usage: "the conformance `LEVEL` the runner declares (1, 2 or 3); a --fault picks its own"},
 		&cli.StringFlag{Name: "posture", Usage: "how the runner is deployed: `NAME` from --list-postures; a --fault picks its own"},
 		&cli.StringSliceFlag{Name: "fault", Usage: "plant the fault `NAME` (from --list-faults); repeatable"},
 		&cli.BoolFlag{Name: "list-postures", Usage: "list the postures and exit"},
