@@ -77,8 +77,15 @@ func NewEnv(ctx context.Context, cfg Config) (*Env, error) {
 	}
 	e.Describe = e.fetch(ctx, "describe")
 	if e.Status.Obj == nil && e.Describe.Obj == nil {
-		return nil, ErrNotARunner{Why: fmt.Sprintf("%s does not look like a Postern runner: GET status answered %s and GET describe answered %s, neither a JSON object",
-			cfg.Client.Base(), e.Status.Ex.Brief(), e.Describe.Ex.Brief())}
+		why := fmt.Sprintf("%s does not look like a Postern runner: GET %s answered %s and GET describe answered %s, neither a JSON object",
+			cfg.Client.Base(), e.Status.Ex.URL, e.Status.Ex.Brief(), e.Describe.Ex.Brief())
+		switch {
+		case e.Status.Ex.Status == http.StatusUnauthorized:
+			why += "; it requires inbound authentication (§7): pass --header 'Authorization: …'"
+		case e.Status.Ex.Status == http.StatusNotFound:
+			why += "; is the target the runner's origin? The checker adds /postern/v0/ itself"
+		}
+		return nil, ErrNotARunner{Why: why}
 	}
 	if e.Status.Obj != nil {
 		// Read leniently ("3" counts as 3) so that a mistyped level is

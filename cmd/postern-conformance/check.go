@@ -23,7 +23,7 @@ func checkFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Category: probe, Local: true, Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "origin", Usage: "an `ORIGIN` the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
-		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
+		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer a conforming runner gives at once (a refusal decided on the request head, the body withheld)"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
