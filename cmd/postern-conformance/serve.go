@@ -92,22 +92,14 @@ Every posture is conformant at every level; --list-postures and
 --list-faults show what there is.`,
 		Flags: append(runnerFlags(), &cli.IntFlag{Name: "port", Usage: "listen on `PORT` (0 picks a free one)"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if listRunnerThings(cmd) {
-				return nil
-			}
-			cfg, err := runnerConfig(cmd)
-			if err != nil {
-				return exitError{exitCannotRun, err.Error()}
-			}
-			srv, err := fixtures.Start(cfg, int(cmd.Int("port")))
-			if err != nil {
-				return exitError{exitCannotRun, err.Error()}
+			srv, err := startRunner(cmd, int(cmd.Int("port")))
+			if srv == nil {
+				return err
 			}
 			defer srv.Close()
 			fmt.Fprintf(cmd.Root().Writer, "POSTERN_PORT=%d\n", srv.Port)
 			p := srv.Runner.Posture()
-			fmt.Fprintf(os.Stderr, "reference runner: Level %d, posture %s, faults %s, at %s\n",
-				srv.Runner.Level(), p.Name, orNone(cfg.Faults), srv.URL)
+			fmt.Fprintf(os.Stderr, "reference runner: %s, at %s\n", describeRunner(srv), srv.URL)
 			fmt.Fprintf(os.Stderr, "check it with:    postern-conformance %s %s\n", srv.URL, strings.Join(p.CheckArgs(), " "))
 			<-ctx.Done()
 			fmt.Fprintf(os.Stderr, "reference runner: stopped after %d agent executions\n", srv.Runner.Executions())
@@ -116,11 +108,30 @@ Every posture is conformant at every level; --list-postures and
 	}
 }
 
-func orNone(list []string) string {
-	if len(list) == 0 {
-		return "none"
+// startRunner starts the reference runner the flags of cmd describe. A nil
+// server with a nil error means a --list-* flag was answered instead.
+func startRunner(cmd *cli.Command, port int) (*fixtures.Server, error) {
+	if listRunnerThings(cmd) {
+		return nil, nil
 	}
-	return strings.Join(list, ", ")
+	cfg, err := runnerConfig(cmd)
+	if err != nil {
+		return nil, exitError{exitCannotRun, err.Error()}
+	}
+	srv, err := fixtures.Start(cfg, port)
+	if err != nil {
+		return nil, exitError{exitCannotRun, err.Error()}
+	}
+	return srv, nil
+}
+
+// describeRunner is "Level 3, posture default, faults none".
+func describeRunner(srv *fixtures.Server) string {
+	faults := srv.Runner.FaultNames()
+	if len(faults) == 0 {
+		faults = []string{"none"}
+	}
+	return fmt.Sprintf("Level %d, posture %s, faults %s", srv.Runner.Level(), srv.Runner.Posture().Name, strings.Join(faults, ", "))
 }
 
 func demoCommand() *cli.Command {
@@ -133,16 +144,9 @@ report can be seen with no setup. It is conformant at Level 3 as shipped;
 --fault NAME plants one breach and shows how the suite reports it.`,
 		Flags: append(runnerFlags(), checkFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			if listRunnerThings(cmd) {
-				return nil
-			}
-			cfg, err := runnerConfig(cmd)
-			if err != nil {
-				return exitError{exitCannotRun, err.Error()}
-			}
-			srv, err := fixtures.Start(cfg, 0)
-			if err != nil {
-				return exitError{exitCannotRun, err.Error()}
+			srv, err := startRunner(cmd, 0)
+			if srv == nil {
+				return err
 			}
 			defer srv.Close()
 			p := srv.Runner.Posture()
@@ -155,8 +159,7 @@ report can be seen with no setup. It is conformant at Level 3 as shipped;
 				_ = cmd.Set("header", "Authorization: Bearer "+fixtures.AuthToken)
 			}
 			if !cmd.Bool("json") {
-				fmt.Fprintf(os.Stderr, "demo: the bundled reference runner (Level %d, posture %s, faults %s)\n",
-					srv.Runner.Level(), p.Name, orNone(cfg.Faults))
+				fmt.Fprintf(os.Stderr, "demo: the bundled reference runner (%s)\n", describeRunner(srv))
 			}
 			err = runCheck(ctx, cmd, srv.URL)
 			if n := srv.Runner.Executions(); n > 0 || cmd.Bool("execute") {
