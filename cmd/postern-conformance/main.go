@@ -82,7 +82,7 @@ check at all.
 
 Examples:
   postern-conformance http://127.0.0.1:8787
-  postern-conformance http://127.0.0.1:8787 --origin https://app.example.com
+  postern-conformance http://127.0.0.1:8787 --origin https://ui.example.org
   postern-conformance http://127.0.0.1:8787 --json > report.json
   postern-conformance --launch 'node runner.js' --junit junit.xml
   postern-conformance demo                 # the bundled reference runner
