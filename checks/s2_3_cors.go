@@ -66,11 +66,11 @@ var section2_3 = []*Rule{
 		Probe: probeAllowMethods,
 	},
 	allowsHeader("2.3/allow-headers-content-type", "Content-Type",
-		"every preflight", []string{"run", "describe"}),
+		"a preflight admitting an origin", []string{"run", "describe"}),
 	allowsHeader("2.3/allow-headers-idempotency", "Idempotency-Key",
-		"a runner declaring status.idempotent_retry (§4.2)", []string{"run", "stream"}, needIdempotentRetry),
+		"the preflight of a runner declaring status.idempotent_retry (§4.2)", []string{"run", "stream"}, needIdempotentRetry),
 	allowsHeader("2.3/allow-headers-authorization", "Authorization",
-		"a runner requiring its own inbound authentication (§7)", []string{"run", "describe"}, NeedAuth),
+		"the preflight of a runner requiring its own inbound authentication (§7)", []string{"run", "describe"}, NeedAuth),
 	{
 		ID: "2.3/no-needless-authorization", Section: "2.3", Level: 1, Keyword: ShouldNot,
 		Title: "a runner that requires no inbound authentication does not admit Authorization in its preflight",
@@ -363,7 +363,7 @@ func probeAllowMethods(t *T) {
 func allowsHeader(id, header, who string, verbs []string, needs ...Need) *Rule {
 	return &Rule{
 		ID: id, Section: "2.3", Level: 1, Keyword: Must,
-		Title: fmt.Sprintf("the preflight of %s admits %s in Access-Control-Allow-Headers", who, header),
+		Title: fmt.Sprintf("%s names %s in Access-Control-Allow-Headers", who, header),
 		Needs: append([]Need{NeedOrigin}, needs...),
 		Probe: func(t *T) {
 			for _, a := range admitted(t, verbs...) {
