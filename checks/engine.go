@@ -24,6 +24,11 @@ type Result struct {
 // one Result, in the order given, sweep rules evaluated last.
 func Run(ctx context.Context, env *Env, rules []*Rule) []Result {
 	env.selected = rules
+	for _, r := range rules {
+		if r.Warm != nil && gate(env, r) == "" {
+			r.Warm(env)
+		}
+	}
 	out := make([]Result, len(rules))
 	for pass := 0; pass < 2; pass++ {
 		for i, r := range rules {

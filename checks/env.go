@@ -55,6 +55,50 @@ type Env struct {
 	// giveUpAfter the run stops sending (see T.Do).
 	silent  int
 	skipped int
+
+	futures map[string]*future
+	ctx     context.Context
+}
+
+// future is a value being computed in the background (see Prefetch).
+type future struct {
+	done chan struct{}
+	val  any
+}
+
+// Prefetch starts computing the value named key in the background, once
+// per run: a slow shared request (one that must wait out the patience) is
+// started early so its wait overlaps every other probe. Fetched waits for
+// it; Fetched of a key never prefetched computes it there and then.
+func (e *Env) Prefetch(key string, compute func(ctx context.Context) any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.futures == nil {
+		e.futures = map[string]*future{}
+	}
+	if e.futures[key] != nil {
+		return
+	}
+	f := &future{done: make(chan struct{})}
+	e.futures[key] = f
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	go func() {
+		defer close(f.done)
+		f.val = compute(ctx)
+	}()
+}
+
+// Fetched returns the value Prefetch computes for key, starting it if need be.
+func (e *Env) Fetched(key string, compute func(ctx context.Context) any) any {
+	e.Prefetch(key, compute)
+	e.mu.Lock()
+	f := e.futures[key]
+	e.mu.Unlock()
+	<-f.done
+	return f.val
 }
 
 // giveUpAfter is how many requests in a row may go unanswered before the
@@ -70,7 +114,7 @@ func (e ErrNotARunner) Error() string { return e.Why }
 // cannot be checked at all: unreachable, or answering neither verb as a
 // Postern runner would.
 func NewEnv(ctx context.Context, cfg Config) (*Env, error) {
-	e := &Env{Config: cfg}
+	e := &Env{Config: cfg, ctx: ctx}
 	e.Status = e.fetch(ctx, "status")
 	if !e.Status.Ex.Answered() {
 		return nil, fmt.Errorf("cannot reach %s: %s", cfg.Client.Base(), rootCause(e.Status.Ex.Err))
@@ -165,8 +209,11 @@ func (e *Env) Exchanges() []*wire.Exchange {
 func AsInt(v any) (int, bool) {
 	switch n := v.(type) {
 	case json.Number:
-		i, err := n.Int64()
-		return int(i), err == nil
+		if i, err := n.Int64(); err == nil {
+			return int(i), true
+		}
+		f, err := n.Float64() // 3.0 is a whole number too
+		return int(f), err == nil && f == float64(int(f))
 	case float64:
 		return int(n), n == float64(int(n))
 	case int:
@@ -222,10 +269,17 @@ func rootCause(err error) string {
 // refusal decided on the request head takes a runner milliseconds.
 const DefaultPatience = time.Second
 
+// A runner slower than usual to answer status and describe gets more
+// patience: ten times its slower answer, when that exceeds the default.
 func (e *Env) patience() time.Duration {
 	p := e.Patience
 	if p <= 0 {
 		p = DefaultPatience
+		for _, d := range []*Doc{e.Status, e.Describe} {
+			if d != nil && d.Ex != nil && 10*d.Ex.Elapsed > p {
+				p = 10 * d.Ex.Elapsed
+			}
+		}
 	}
 	if to := e.Client.Timeout(); p > to {
 		p = to

@@ -59,7 +59,7 @@ func needStatusField(name string, want any, path ...string) Need {
 			return "GET status gave no JSON object"
 		}
 		v, _ := Path(e.Status.Obj, path...)
-		if fmt.Sprint(v) != fmt.Sprint(want) {
+		if !sameJSON(v, want) {
 			return fmt.Sprintf("applies where status.%s is %v; this runner reports %v", joinPath(path), want, show(v))
 		}
 		return ""
@@ -82,4 +82,21 @@ func show(v any) string {
 		return "nothing"
 	}
 	return fmt.Sprint(v)
+}
+
+// sameJSON compares a decoded JSON value with a Go value by JSON type as
+// well as text: "true" is not true, and 1 is not "1".
+func sameJSON(v, want any) bool {
+	switch w := want.(type) {
+	case bool:
+		b, ok := v.(bool)
+		return ok && b == w
+	case string:
+		s, ok := v.(string)
+		return ok && s == w
+	case int:
+		n, ok := AsInt(v)
+		return ok && n == w
+	}
+	return fmt.Sprint(v) == fmt.Sprint(want)
 }

@@ -1,6 +1,9 @@
 package checks
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // What a runner says about itself in status and describe, read one way for
 // every family that depends on it: the entitlement's stance at §4.6 step 2,
@@ -80,14 +83,28 @@ var needEntitled = Need{"entitled", func(e *Env) string {
 // degraded beside credentials describe declares. A runner reaching §4.6
 // step 5 there refuses 424, so only there may a request whose inputs pass
 // be sent without --execute.
+//
+// Both halves are cross-checked against describe, and satisfied: true is a
+// veto: a name describe does not declare is one §4.6 step 5 never checks,
+// so a runner listing it could still run the agent.
 func credentialPublishedMissing(e *Env) bool {
-	if e.Status.Obj == nil {
+	if e.Status.Obj == nil || e.Describe.Obj == nil {
 		return false
 	}
-	if names, _ := stringsAt(e.Status.Obj, "credentials", "missing"); len(names) > 0 {
-		return true
+	declared := credentialNames(e.Describe.Obj)
+	if len(declared) == 0 {
+		return false
 	}
-	return Str(e.Status.Obj, "state") == "degraded" && e.Describe.Obj != nil && len(credentialNames(e.Describe.Obj)) > 0
+	if sat, ok := Path(e.Status.Obj, "credentials", "satisfied"); ok && sat == true {
+		return false
+	}
+	names, _ := stringsAt(e.Status.Obj, "credentials", "missing")
+	for _, n := range names {
+		if slices.Contains(declared, n) {
+			return true
+		}
+	}
+	return len(names) == 0 && Str(e.Status.Obj, "state") == "degraded"
 }
 
 // credentialNames lists the env names describe declares (§4.1.3).

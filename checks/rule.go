@@ -51,6 +51,10 @@ type Rule struct {
 	Advisory bool
 	// Owns claims the schema violations this rule judges (see schema.go).
 	Owns []string
+	// Warm, where set, is called before any probe runs, for every selected
+	// rule whose needs are met; it may start slow, shared requests early
+	// with Env.Prefetch so that their waiting overlaps the other probes.
+	Warm func(e *Env)
 	// Sweep marks a rule judged over the evidence the other rules gathered;
 	// sweep rules run after every other rule.
 	Sweep bool

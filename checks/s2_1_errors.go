@@ -24,7 +24,11 @@ var section2_1 = []*Rule{
 		ID: "2.1/envelope", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
 		Title: "every refusal under /postern/v0/ carries the error envelope",
 		Probe: func(t *T) {
-			sweep(t, func(ex *wire.Exchange, body any) { t.schemaFindings("error", ex, body) })
+			sweep(t, func(ex *wire.Exchange, body any) {
+				if !ex.EnvelopeJudged {
+					t.schemaFindings("error", ex, body)
+				}
+			})
 		},
 	},
 	{
@@ -78,8 +82,10 @@ var section2_1 = []*Rule{
 	},
 }
 
-// sweep calls judge on every refusal under the prefix that no other rule
-// judged the envelope of. Preflights are exempt (§2.1 leaves them to §2.3).
+// sweep calls judge on every refusal under the prefix. Preflights are exempt
+// (§2.1 leaves them to §2.3). A refusal marked EnvelopeJudged has its
+// envelope's shape judged by the rule that provoked it; 2.1/envelope leaves
+// it alone, the other sweeps judge it like any other.
 func sweep(t *T, judge func(ex *wire.Exchange, body any)) {
 	n := 0
 	for _, ex := range t.Env.Exchanges() {
@@ -101,6 +107,6 @@ func sweep(t *T, judge func(ex *wire.Exchange, body any)) {
 }
 
 func isRefusal(ex *wire.Exchange) bool {
-	return ex.Answered() && ex.Status >= 300 && !ex.EnvelopeJudged &&
+	return ex.Answered() && ex.Status >= 300 &&
 		ex.Method != http.MethodOptions && strings.Contains(ex.URL, wire.Prefix)
 }

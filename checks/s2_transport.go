@@ -51,6 +51,11 @@ var section2 = []*Rule{
 					t.Fail(ex, "%s answered %d; a method the path does not take is refused", ex.RequestLine(), ex.Status)
 				case ex.ErrorCode() == "":
 					t.Fail(ex, "%s was refused %d without the error envelope (body %q)", ex.RequestLine(), ex.Status, wire.Excerpt(ex.Body, 80))
+				default:
+					// The envelope is there: its shape is judged here, as
+					// 2.1/envelope judges every other refusal's.
+					v, _ := ex.JSON()
+					t.schemaFindings("error", ex, v)
 				}
 			}
 		},

@@ -171,7 +171,7 @@ var section4_4 = []*Rule{
 	},
 	{
 		ID: "4.4/update-not-required", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.state is not_required exactly when entitlement.state is: both mean no distributor",
+		Title: "update.state not_required (no distributor) stands only beside entitlement.state not_required",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			u := updateBlock(t, "")
@@ -182,8 +182,10 @@ var section4_4 = []*Rule{
 			switch {
 			case us == "" || es == "":
 				t.Skip("update.state or entitlement.state is not a string (4.4/schema judges that)")
-			case (us == "not_required") != (es == "not_required"):
-				t.Fail(t.Env.Status.Ex, "update.state is %s beside entitlement.state %s; §4.4, §5.1: not_required in either means no distributor is configured, so the two agree", us, es)
+			case us == "not_required" && es != "not_required":
+				// Only this direction is decided: a free agent (entitlement
+				// not_required) may still ask a distributor for versions.
+				t.Fail(t.Env.Status.Ex, "update.state is not_required, which means no distributor is configured, beside entitlement.state %s, which only a configured distributor produces (§4.4, §5.1)", es)
 			default:
 				t.Note("update.state %s beside entitlement.state %s", us, es)
 			}
@@ -219,7 +221,10 @@ var section4_4 = []*Rule{
 				return
 			}
 			var stray []string
-			for _, m := range []string{"stale_after_seconds", "grace_seconds", "access_ends_at"} {
+			// grace_seconds and access_ends_at are what a distributor told the
+			// runner; stale_after_seconds may be the runner's own cadence
+			// (§5.7.4 lets it supply one), so it is not judged here.
+			for _, m := range []string{"grace_seconds", "access_ends_at"} {
 				if _, ok := ent[m]; ok {
 					stray = append(stray, m)
 				}

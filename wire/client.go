@@ -151,8 +151,8 @@ type Exchange struct {
 	Err       error // transport failure: no (complete) answer
 	Elapsed   time.Duration
 
-	// EnvelopeJudged marks a refusal whose envelope its own rule judges, so
-	// the §2.1 rules that sweep every refusal leave it alone.
+	// EnvelopeJudged marks a refusal whose envelope's shape its own rule
+	// judges, so 2.1/envelope's sweep leaves it alone.
 	EnvelopeJudged bool
 }
 
@@ -311,7 +311,8 @@ func (c *Client) Withheld(ctx context.Context, path string, header http.Header, 
 		ex.Err = classify(err, ctx)
 		return ex
 	}
-	br := bufio.NewReader(conn)
+	// The raw read has no header cap of its own: bound the whole answer.
+	br := bufio.NewReader(io.LimitReader(conn, 64<<10+c.maxBody))
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		ex.Err = classify(err, ctx)
