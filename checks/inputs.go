@@ -119,7 +119,10 @@ func (d inputDecl) without(member string) inputDecl {
 }
 
 // accepts reports whether v passes every declared check this checker can
-// evaluate. A pattern in a dialect Go cannot compile is taken as passed.
+// evaluate. §4.1.1 leaves open whether a pattern must match the whole value
+// or only some of it, so a string passes only where it matches both ways: a
+// runner reading the pattern either way takes it as valid. A pattern in a
+// dialect Go cannot compile is taken as passed.
 func (d inputDecl) accepts(v any) bool {
 	if d.kind() == "number" {
 		n, ok := floatOf(v)
@@ -141,15 +144,24 @@ func (d inputDecl) accepts(v any) bool {
 	if n, ok := AsInt(d.validation["max_length"]); ok && utf8.RuneCountInString(s) > n {
 		return false
 	}
-	if p, ok := d.validation["pattern"].(string); ok {
-		if re, err := regexp.Compile(p); err == nil && !re.MatchString(s) {
-			return false
-		}
+	if p, ok := d.validation["pattern"].(string); ok && !matchesEitherWay(p, s) {
+		return false
 	}
 	if opts := d.options(); d.kind() == "select" && len(opts) > 0 && !slices.Contains(opts, s) {
 		return false
 	}
 	return true
+}
+
+// matchesEitherWay reports whether s matches pattern p both as written and
+// anchored to the whole string (a whole-string match is a match as written
+// too, so the anchored test decides); true where Go cannot compile p.
+func matchesEitherWay(p, s string) bool {
+	if _, err := regexp.Compile(p); err != nil {
+		return true
+	}
+	full, err := regexp.Compile(`^(?:` + p + `)$`)
+	return err != nil || full.MatchString(s)
 }
 
 // patternUnreadable reports whether d declares a pattern in a dialect Go

@@ -1,8 +1,12 @@
 package checks
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // §2.3 Browser clients: the media-type half. A body a browser may post
@@ -11,6 +15,15 @@ import (
 // come before the body is read at all. Every probe here withholds its body,
 // so nothing can execute whatever the runner does, and a runner still
 // waiting for the body when patience runs out is one that reads first.
+//
+// Every withheld head announces a large body, and a runner may refuse that
+// from the head for its size alone, whatever the label. So each verb has a
+// control: the same head labelled plain application/json. A conforming
+// runner waits for the control's body; one that refuses it from the head
+// would give the other labels the same answer, and the labels prove
+// nothing there. The control and the charset probe each wait out the
+// patience on a conforming runner, so both are started before any probe
+// (Rule.Warm) and their waits overlap the rest of the run.
 var section2_3Media = []*Rule{
 	mediaTypeRule("run", 2),
 	mediaTypeRule("stream", 3),
@@ -23,25 +36,13 @@ var section2_3Media = []*Rule{
 		// fixes the spelling a client sends and no conforming client sends
 		// another: refusing it harms none, and probing it would cost every
 		// conforming runner a further full wait for a body that never comes.
-		Probe: func(t *T) {
-			if skipWhereEntitlementFirst(t) {
-				return
-			}
-			const label = "application/json; charset=utf-8"
-			ex := withheldPost(t, "run", label, "the label §2 has clients send, body withheld")
-			switch {
-			case stillReading(ex):
-				t.Note("after the head, the runner waited for the body (%s), as one accepting the label must", patience(t.Env))
-			case skipPastGrace(t, ex):
-			case ex.Is(http.StatusBadRequest, "") || ex.Status == http.StatusUnsupportedMediaType:
-				t.Fail(ex, "POST run labelled %q was refused %s from the head alone, before any body arrived: §2.3 makes parameters irrelevant to the media type, and this is the label §2 requires clients to send",
-					label, ex.Brief())
-			case !ex.Answered():
-				t.Note("no answer to the head (%v); nothing shows the label was refused", ex.Err)
-			default:
-				t.Note("answered %s from the head alone, which is not a refusal of the media type", ex.Brief())
+		Warm: func(e *Env) {
+			if !entitlementFirst(e) {
+				controlHead("run").start(e)
+				paramsHead.start(e)
 			}
 		},
+		Probe: probeParams,
 	},
 }
 
@@ -55,37 +56,161 @@ var nonJSONLabels = []struct{ label, what string }{
 	{"", "no Content-Type at all"},
 }
 
+// announced is the Content-Length every withheld head here announces.
+const announced = 300000
+
+// aheadHead is a withheld POST sent early, in the background, and shared by
+// the rules that read it (Env.Prefetch).
+type aheadHead struct{ key, verb, label, note string }
+
+// controlHead is verb's control: plain application/json, body withheld.
+func controlHead(verb string) aheadHead {
+	return aheadHead{"withheld-control/" + verb, verb, "application/json",
+		"the control: labelled application/json, no parameter, body withheld; a runner checking only the label waits for the body"}
+}
+
+// paramsHead is the label §2 has clients send, body withheld.
+var paramsHead = aheadHead{"withheld-params/run", "run", "application/json; charset=utf-8",
+	"labelled as §2 has clients label a body, charset parameter included; body withheld"}
+
+func (a aheadHead) compute(e *Env) func(context.Context) any {
+	return func(ctx context.Context) any {
+		h := http.Header{"Content-Type": {a.label}}
+		ex := e.Client.Withheld(ctx, wire.Prefix+a.verb, h, announced, e.patience(), a.note)
+		e.record(ex) // once, here: the probes reading it only cite it
+		return ex
+	}
+}
+
+func (a aheadHead) start(e *Env) { e.Prefetch(a.key, a.compute(e)) }
+
+// fetch waits for the exchange and cites it as this rule's evidence.
+func (a aheadHead) fetch(t *T) *wire.Exchange {
+	ex := t.Env.Fetched(a.key, a.compute(t.Env)).(*wire.Exchange)
+	t.Cite(ex)
+	return ex
+}
+
+// unavailable is a 503 unavailable: a runner at capacity may answer it to
+// any request before its agent starts (§4.5, §4.6), so it decides nothing
+// about the media type.
+func unavailable(ex *wire.Exchange) bool {
+	return ex.Is(http.StatusServiceUnavailable, "unavailable")
+}
+
+// controlRefused says why verb's control shows the runner refusing a large
+// withheld JSON body from the head, or "" where it waited for the body.
+func controlRefused(t *T, verb string) string {
+	ctrl := controlHead(verb).fetch(t)
+	sent := fmt.Sprintf("the control (POST %s labelled application/json, %d bytes announced, body withheld)", verb, announced)
+	switch {
+	case stillReading(ctrl):
+		return ""
+	case unavailable(ctrl):
+		return sent + " was answered 503 unavailable from the head, as a runner at capacity may answer anything (§4.5)"
+	case ctrl.Answered():
+		return fmt.Sprintf("%s was refused %s from the head as well, so the runner turns such a head away whatever its label (a cap on the body's size, say)", sent, ctrl.Brief())
+	}
+	return fmt.Sprintf("%s got %s rather than a wait for its body", sent, ctrl.StatusLine())
+}
+
 func mediaTypeRule(verb string, level int) *Rule {
 	return &Rule{
 		ID: "2.3/media-type-" + verb, Section: "2.3", Level: level, Keyword: Must,
 		Title: fmt.Sprintf("%s refuses a body not labelled application/json with 400 bad_request, before reading it", verb),
 		Needs: []Need{NeedStatus},
-		Probe: func(t *T) {
-			if skipWhereEntitlementFirst(t) {
-				return
-			}
-			for _, l := range nonJSONLabels {
-				ex := withheldPost(t, verb, l.label, l.what+"; body withheld")
-				switch {
-				case ex.Is(http.StatusBadRequest, "bad_request"):
-				case skipPastGrace(t, ex):
-					return
-				case stillReading(ex):
-					t.Fail(ex, "POST %s with %s: still reading the body after %s, so it parses before deciding on the media type (§2.3, §4.2: refuse before reading the body at all)",
-						verb, l.what, patience(t.Env))
-				case !ex.Answered():
-					t.Fail(ex, "POST %s with %s got no answer (%v); §2.3 requires 400 bad_request", verb, l.what, ex.Err)
-				default:
-					t.Fail(ex, "POST %s with %s answered %s; §2.3 requires 400 bad_request", verb, l.what, ex.Brief())
-				}
+		Warm: func(e *Env) {
+			if !entitlementFirst(e) {
+				controlHead(verb).start(e)
 			}
 		},
+		Probe: func(t *T) { probeMediaType(t, verb) },
 	}
 }
 
-// skipWhereEntitlementFirst skips on a runner whose entitlement refusal
-// (§4.6 step 2) comes before the media type: it would answer 403 or 503 to
-// every probe here, and the order rules judge that.
+func probeMediaType(t *T, verb string) {
+	if skipWhereEntitlementFirst(t) {
+		return
+	}
+	// The labels first: a conforming runner answers each at once, while the
+	// control, started before any probe, finishes waiting.
+	var judge []*wire.Exchange
+	var whats, busy []string
+	pastGrace := false
+	for _, l := range nonJSONLabels {
+		ex := withheldPost(t, verb, l.label, l.what+"; body withheld")
+		if pastGrace = skipPastGrace(t, ex); pastGrace {
+			break
+		}
+		switch {
+		case stillReading(ex):
+			// Reading a body so labelled is wrong whatever the control shows.
+			t.Fail(ex, "POST %s with %s: still reading the body after %s, so it parses before deciding on the media type (§2.3, §4.2: refuse before reading the body at all)",
+				verb, l.what, patience(t.Env))
+		case unavailable(ex):
+			busy = append(busy, l.what)
+		default:
+			judge, whats = append(judge, ex), append(whats, l.what)
+		}
+	}
+	why := controlRefused(t, verb) // read even when skipping, to cite it
+	if pastGrace {
+		return
+	}
+	if why != "" {
+		if !t.Failed() {
+			t.Skip("%s: the answers to the other labels cannot be told from that refusal, so the media type's check cannot be seen here", why)
+		}
+		return
+	}
+	for i, ex := range judge {
+		switch {
+		case ex.Is(http.StatusBadRequest, "bad_request"):
+		case !ex.Answered():
+			t.Fail(ex, "POST %s with %s got no answer (%v), while the same head labelled application/json was waited on; §2.3 requires 400 bad_request", verb, whats[i], ex.Err)
+		default:
+			t.Fail(ex, "POST %s with %s answered %s, while the same head labelled application/json was waited on; §2.3 requires 400 bad_request", verb, whats[i], ex.Brief())
+		}
+	}
+	if len(busy) > 0 && !t.Failed() {
+		t.Skip("POST %s with %s was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): that says nothing about the media type",
+			verb, strings.Join(busy, "; with "))
+	}
+}
+
+func probeParams(t *T) {
+	if skipWhereEntitlementFirst(t) {
+		return
+	}
+	ex := paramsHead.fetch(t)
+	// Both were started together before any probe; reading the control
+	// every time keeps its evidence here and in the log before the sweeps.
+	ctrl := controlRefused(t, "run")
+	switch {
+	case stillReading(ex):
+		t.Note("after the head, the runner waited for the body (%s), as one accepting the label must", patience(t.Env))
+	case skipPastGrace(t, ex):
+	case unavailable(ex):
+		t.Skip("POST run labelled %q was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): it says nothing about the parameter", paramsHead.label)
+	case !ex.Answered():
+		t.Note("no answer to the head (%v); nothing shows the label was refused", ex.Err)
+	case ctrl != "":
+		t.Skip("POST run labelled %q was answered %s from the head, but %s: the parameter is not what was refused", paramsHead.label, ex.Brief(), ctrl)
+	default:
+		t.Fail(ex, "POST run labelled %q was answered %s from the head alone, while the same head labelled application/json was waited on: the parameter alone decided it, yet §2.3 makes parameters irrelevant to the media type, and this is the label §2 requires clients to send",
+			paramsHead.label, ex.Brief())
+	}
+}
+
+// entitlementFirst reports a runner whose entitlement refusal (§4.6 step 2)
+// comes before the media type: it would answer 403 or 503 to every probe
+// here, and the order rules judge that.
+func entitlementFirst(e *Env) bool {
+	s := entitlementStance(e)
+	return s == entRevoked || s == entNever
+}
+
+// skipWhereEntitlementFirst skips where entitlementFirst holds.
 func skipWhereEntitlementFirst(t *T) bool {
 	switch entitlementStance(t.Env) {
 	case entRevoked:

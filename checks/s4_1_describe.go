@@ -132,9 +132,21 @@ var section4_1 = []*Rule{
 			}
 			tools, _ := Path(t.DescribeDoc(), "capabilities", "tools")
 			known, _ := tools.([]any)
-			for _, w := range list {
-				if !slices.Contains(known, w) {
-					t.Fail(t.Env.Describe.Ex, "capabilities.write_tools names %#v, which capabilities.tools does not list; §4.1.2: write_tools is a subset of tools", w)
+			var names []string
+			for _, k := range known {
+				if s, ok := k.(string); ok {
+					names = append(names, s)
+				}
+			}
+			// Only names are compared; an entry of another type is the
+			// schema's to judge (4.1/schema).
+			for i, w := range list {
+				name, ok := w.(string)
+				switch {
+				case !ok:
+					t.Note("capabilities.write_tools/%d is %s, not a name; it is not compared", i, jsonText(w))
+				case !slices.Contains(names, name):
+					t.Fail(t.Env.Describe.Ex, "capabilities.write_tools names %q, which capabilities.tools does not list; §4.1.2: write_tools is a subset of tools", name)
 				}
 			}
 		},

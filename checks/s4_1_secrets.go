@@ -11,7 +11,10 @@ import (
 // A detector for credential values in describe (§4.1.3, §7). It looks for two
 // shapes: a token carrying a prefix providers put on their keys, and a long
 // token of high entropy. It is a heuristic, so it stays narrow: ordinary
-// prose, URLs, environment variable names and UUIDs are not flagged.
+// prose, URLs, environment variable names and UUIDs are not flagged. Inside
+// a URL only a prefixed key counts: referral codes, commit hashes and
+// content digests are random-looking by design (a signup_url's ?ref=…, a
+// model file's resolve/<commit>/ path).
 
 // keyPrefixes are prefixes providers put on secret keys and tokens.
 var keyPrefixes = []string{
@@ -39,6 +42,7 @@ var (
 	keySeparators = regexp.MustCompile(`[_+/=-]+`)
 	envNameShape  = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
 	hexShape      = regexp.MustCompile(`^[0-9a-fA-F]+$`)
+	urlRun        = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>]+`)
 )
 
 // secretIn returns the first part of s shaped like a credential value, and
@@ -52,7 +56,7 @@ func secretIn(s string) (string, bool) {
 			return tok, true
 		}
 	}
-	for _, run := range keyEntropyRun.FindAllString(s, -1) {
+	for _, run := range keyEntropyRun.FindAllString(urlRun.ReplaceAllString(s, " "), -1) {
 		if randomToken(run) {
 			return run, true
 		}

@@ -33,6 +33,9 @@ func TestSecretIn(t *testing.T) {
 		{"q8Lm+3Xv9Tr2/Wp7Ks4Nd6Hj1Fb5Gc0Ye==", true},
 		{"Zq8Lm3Xv9Tr2Wp7Ks4Nd6Hj1Fb5Gc0YeRtUiOpA", true},
 		{"token=4f3c2b1a9e8d7c6b5a4f3e2d1c0b9a8f", true},
+		// A URL hides only tokens without a provider prefix.
+		{"https://keys.example.test/new?key=sk-proj-4FqXh2Lm9TzR8wPk1VbN6cYd3JsE7aGu", true},
+		{"Get one at https://x.example/signup; key: 4f3c2b1a9e8d7c6b5a4f3e2d1c0b9a8f", true},
 
 		// Environment variable names.
 		{"OPENAI_API_KEY", false},
@@ -43,6 +46,10 @@ func TestSecretIn(t *testing.T) {
 		{"https://github.com/settings/personal-access-tokens/new", false},
 		{"https://example.com/agents/acme/market-research-crew/v1/2024/docs", false},
 		{"https://keys.example.test/signup", false},
+		{"https://x.example/?ref=3f9a7c2e4b1d8f6a0c5e9b2d7f4a1c8e", false},
+		{"https://huggingface.co/acme/tiny-model/resolve/3f9a7c2e4b1d8f6a0c5e9b2d7f4a1c8e3b6d9f0a/config.json", false},
+		{"Sign up at HTTPS://x.example/join?invite=Zq8Lm3Xv9Tr2Wp7Ks4Nd6Hj1Fb5Gc0YeRtUiOpA today.", false},
+		{"http://x.example/?ref=wJa9rXUt7FEMI/K7MDENG/bPxRfiCYEx4mP1eK3y", false},
 		// Prose and identifiers.
 		{"Runs the agents in this crew.", false},
 		{"Searches the web for sources; uses sk-learn-is-not-a-package-name-at-all.", false},

@@ -43,3 +43,30 @@ func TestValidInputsSaysWhyNot(t *testing.T) {
 	_, why := validInputs(describe, false)
 	assert.Assert(t, why != "")
 }
+
+// A pattern may be read as a search or as a whole-string match (§4.1.1 does
+// not say); a value the checker sends as valid must pass either reading.
+func TestValidValuesMatchThePatternBothWays(t *testing.T) {
+	d := inputDecl{key: "code", typ: "text", validation: map[string]any{"pattern": "[a-z]{2}"}}
+	assert.Assert(t, d.accepts("ab"))
+	assert.Assert(t, !d.accepts("probe"), "a search match alone is not enough")
+	v, ok := d.validValue(nil)
+	assert.Assert(t, ok)
+	assert.Equal(t, v, "ab")
+
+	unreadable := inputDecl{key: "w", typ: "text", validation: map[string]any{"pattern": `(?<=a)b`}}
+	assert.Assert(t, unreadable.accepts("anything"), "a pattern Go cannot compile is taken as passed")
+}
+
+func TestOutputMismatchComparesTheTypeOnly(t *testing.T) {
+	describe := map[string]any{"output": map[string]any{"type": "bytes", "media_type": "image/png"}}
+	probs, notes := outputMismatch(describe, map[string]any{"type": "bytes", "media_type": "image/jpeg", "value": ""})
+	assert.Equal(t, len(probs), 0)
+	assert.Equal(t, len(notes), 1)
+
+	probs, _ = outputMismatch(describe, map[string]any{"type": "text", "value": "x"})
+	assert.Equal(t, len(probs), 1)
+
+	_, notes = outputMismatch(describe, map[string]any{"type": "bytes", "media_type": "IMAGE/PNG", "value": ""})
+	assert.Equal(t, len(notes), 0, "media types compare case-insensitively")
+}

@@ -229,8 +229,12 @@ var section4_3 = []*Rule{
 					t.Fail(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
 				}
 				m, _ := v.(map[string]any)
-				for _, p := range outputMismatch(t.DescribeDoc(), m["output"]) {
+				probs, notes := outputMismatch(t.DescribeDoc(), m["output"])
+				for _, p := range probs {
 					t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
+				}
+				for _, n := range notes {
+					t.Note("done (event %d): %s", i+1, n)
 				}
 			}
 			if n == 0 {

@@ -47,6 +47,10 @@ func (t *T) keep(ex *wire.Exchange) {
 	t.Env.record(ex)
 }
 
+// Cite adds to this rule's evidence an exchange sent outside the probe (by
+// an Env.Prefetch computation) and already recorded in the run's log there.
+func (t *T) Cite(ex *wire.Exchange) { t.sent = append(t.sent, ex) }
+
 // Withheld sends the head of a POST and withholds its body (see wire).
 func (t *T) Withheld(path string, h map[string][]string, note string) *wire.Exchange {
 	ex := t.Env.Client.Withheld(t.Ctx, path, h, 300000, t.Env.patience(), note)

@@ -49,8 +49,12 @@ var ErrEventTooLarge = errors.New("an event exceeds the size the checker buffers
 // each chunk's lines are parsed here, by the standard's rules, and a final
 // chunk with no blank line after it is reported as unterminated rather
 // than dispatched.
+//
+// One leading U+FEFF byte order mark is dropped first, as the format's
+// decoding step does; a second one is kept as part of the first line.
 func ParseSSE(body []byte, maxEvent int) SSEStream {
 	var out SSEStream
+	body = bytes.TrimPrefix(body, []byte("\uFEFF"))
 	tail := &tailReader{r: bytes.NewReader(body)}
 	rd := sse.NewEventStreamReader(tail, maxEvent)
 	var chunks [][]byte

@@ -49,3 +49,17 @@ func TestParseSSEBounded(t *testing.T) {
 	assert.Check(t, s.Err != nil)
 	assert.Equal(t, len(s.Events), 0)
 }
+
+func TestParseSSEDropsOneLeadingBOM(t *testing.T) {
+	s := ParseSSE([]byte("\uFEFFevent: start\ndata: {}\n\n"), 1024)
+	assert.NilError(t, s.Err)
+	assert.Equal(t, len(s.Events), 1)
+	assert.Check(t, is.Equal(s.Events[0].Name, "start"))
+	assert.Check(t, is.Len(s.Events[0].Unknown, 0))
+
+	// Only one is dropped: a second makes the first field name unknown.
+	s = ParseSSE([]byte("\uFEFF\uFEFFevent: start\ndata: {}\n\n"), 1024)
+	assert.Equal(t, len(s.Events), 1)
+	assert.Check(t, is.Equal(s.Events[0].Name, ""))
+	assert.Check(t, is.DeepEqual(s.Events[0].Unknown, []string{"\uFEFFevent: start"}))
+}
