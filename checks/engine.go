@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime/debug"
 	"time"
 
@@ -57,6 +58,9 @@ func evaluate(ctx context.Context, env *Env, r *Rule) (res Result) {
 		}
 	}()
 	r.Probe(t)
+	if why := unauthenticated(env, t.findings); why != "" {
+		t.findings, t.skip = nil, why
+	}
 	switch {
 	case len(t.findings) > 0:
 		res.Outcome, res.Findings = r.Strength(), t.findings
@@ -84,4 +88,22 @@ func gate(env *Env, r *Rule) string {
 		}
 	}
 	return ""
+}
+
+// unauthenticated returns why findings say nothing about the rule: every one
+// of them is a 401 unauthorized to a request that carried no Authorization,
+// while the user gave none to send. Such a runner requires inbound
+// authentication (§7) on that request, and the rule cannot be decided until
+// the checker is given a credential.
+func unauthenticated(env *Env, findings []Finding) string {
+	if len(findings) == 0 || env.Client.HasHeader("Authorization") {
+		return ""
+	}
+	for _, f := range findings {
+		if f.Ex == nil || !f.Ex.Is(http.StatusUnauthorized, "unauthorized") || f.Ex.ReqHeader.Get("Authorization") != "" {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s was answered 401 unauthorized: the runner requires inbound authentication there (§7); pass --header 'Authorization: …' to decide this rule",
+		findings[0].Ex.RequestLine())
 }

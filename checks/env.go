@@ -121,7 +121,7 @@ func NewEnv(ctx context.Context, cfg Config) (*Env, error) {
 	}
 	e.Describe = e.fetch(ctx, "describe")
 	if e.Status.Obj == nil && e.Describe.Obj == nil {
-		why := fmt.Sprintf("%s does not look like a Postern runner: GET %s answered %s and GET describe answered %s, neither a JSON object",
+		why := fmt.Sprintf("%s could not be checked: GET %s answered %s and GET describe answered %s, and neither gave its document",
 			cfg.Client.Base(), e.Status.Ex.URL, e.Status.Ex.Brief(), e.Describe.Ex.Brief())
 		switch {
 		case e.Status.Ex.Status == http.StatusUnauthorized:

@@ -43,9 +43,10 @@ var section4_6 = []*Rule{
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			for _, verb := range verbsAboveOrSkip(t) {
-				ex := withheldPost(t, verb, plainLabel, "labelled text/plain, body withheld: the level alone decides")
+				ex := headFirstPost(t, verb, plainLabel, "labelled text/plain, body held back: the level alone decides")
 				switch {
 				case ex.Is(http.StatusNotImplemented, "not_implemented"):
+					readFirstNote(t, ex)
 				case stillReading(ex):
 					t.Fail(ex, "a Level %d runner was still reading the body of POST %s after %s: a verb above the level is refused from the head, with 501 not_implemented (§3, §4.6 step 1)",
 						t.Env.Level, verb, patience(t.Env))
@@ -65,9 +66,10 @@ var section4_6 = []*Rule{
 		Needs: []Need{NeedStatus, needEntitlementBars},
 		Probe: func(t *T) {
 			for _, verb := range verbsServed(t) {
-				ex := withheldPost(t, verb, plainLabel, "labelled text/plain, body withheld: the entitlement alone decides")
+				ex := headFirstPost(t, verb, plainLabel, "labelled text/plain, body held back: the entitlement alone decides")
 				switch {
 				case stepTwoAnswer(ex):
+					readFirstNote(t, ex)
 				case stillReading(ex):
 					t.Fail(ex, "with the entitlement %s, POST %s was still reading its body after %s: the entitlement refusal (§4.6 step 2) needs nothing from the body",
 						entitlementWords(t.Env), verb, patience(t.Env))
@@ -292,6 +294,25 @@ func withheldPost(t *T, verb, contentType, note string) *wire.Exchange {
 		h.Set("Content-Type", contentType)
 	}
 	return t.Withheld(wire.Prefix+verb, h, note)
+}
+
+// headFirstPost is withheldPost for the order rules: the body follows if the
+// head alone got no answer, since only the media-type refusal itself must
+// come before the body is read (§2.3, §4.2); the level and the entitlement
+// may be decided after it, as long as they win.
+func headFirstPost(t *T, verb, contentType, note string) *wire.Exchange {
+	h := http.Header{}
+	if contentType != "" {
+		h.Set("Content-Type", contentType)
+	}
+	return t.HeadFirst(wire.Prefix+verb, h, note)
+}
+
+// readFirstNote says that the runner read the body before its answer.
+func readFirstNote(t *T, ex *wire.Exchange) {
+	if ex.BodySentLate {
+		t.Note("POST %s answered only once its body had been sent: allowed, as only the media-type refusal must precede reading the body", ex.URL)
+	}
 }
 
 // stillReading: a withheld body got no answer within patience, so the

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -57,6 +58,19 @@ func (t *T) Withheld(path string, h map[string][]string, note string) *wire.Exch
 	t.keep(ex)
 	return ex
 }
+
+// HeadFirst sends the head of a POST and sends its body (300000 bytes of
+// filler that is no JSON at all) only if the runner has not answered the
+// head within the patience (see wire.Client.HeadFirst).
+func (t *T) HeadFirst(path string, h map[string][]string, note string) *wire.Exchange {
+	ex := t.Env.Client.HeadFirst(t.Ctx, path, h, filler, t.Env.patience(), note)
+	t.keep(ex)
+	return ex
+}
+
+// filler is a body nobody could execute: not JSON, and too big to be
+// drained quietly by a server before it answers (see wire.Withheld).
+var filler = bytes.Repeat([]byte("x"), 300000)
 
 // Fail records that the rule is broken, shown by ex (which may be nil).
 func (t *T) Fail(ex *wire.Exchange, format string, args ...any) {

@@ -151,6 +151,10 @@ type Exchange struct {
 	Err       error // transport failure: no (complete) answer
 	Elapsed   time.Duration
 
+	// BodySentLate marks a HeadFirst exchange whose body was sent only after
+	// the runner had not answered its head within the patience.
+	BodySentLate bool
+
 	// EnvelopeJudged marks a refusal whose envelope's shape its own rule
 	// judges, so 2.1/envelope's sweep leaves it alone.
 	EnvelopeJudged bool
@@ -256,6 +260,20 @@ func (c *Client) redact(h http.Header) http.Header {
 // them) try to drain a small unread body before writing their answer, which
 // would hold up even a runner that refused on the head.
 func (c *Client) Withheld(ctx context.Context, path string, header http.Header, contentLength int, wait time.Duration, note string) *Exchange {
+	return c.headFirst(ctx, path, header, contentLength, nil, wait, note)
+}
+
+// HeadFirst sends the head of a POST and holds body back for up to wait. A
+// runner that answers from the head alone is answered before the body
+// leaves; one still waiting then gets the body, and its answer is read
+// under the client's timeout, with Exchange.BodySentLate set. It tells a
+// runner that decides from the head from one that reads first, and still
+// learns what the second one answers.
+func (c *Client) HeadFirst(ctx context.Context, path string, header http.Header, body []byte, wait time.Duration, note string) *Exchange {
+	return c.headFirst(ctx, path, header, len(body), body, wait, note)
+}
+
+func (c *Client) headFirst(ctx context.Context, path string, header http.Header, contentLength int, late []byte, wait time.Duration, note string) *Exchange {
 	ex := &Exchange{Method: http.MethodPost, URL: c.base.String() + path, Note: note}
 	h := header.Clone()
 	if h == nil {
@@ -277,7 +295,11 @@ func (c *Client) Withheld(ctx context.Context, path string, header http.Header, 
 	if wait <= 0 || wait > c.timeout {
 		wait = c.timeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	limit := wait
+	if late != nil {
+		limit = c.timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	start := time.Now()
 	defer func() { ex.Elapsed = time.Since(start) }()
@@ -297,8 +319,7 @@ func (c *Client) Withheld(ctx context.Context, path string, header http.Header, 
 		return ex
 	}
 	if c.base.Scheme == "https" {
-		tc := tls.Client(conn, &tls.Config{ServerName: c.base.Hostname(), NextProtos: []string{"http/1.1"}})
-		conn = tc
+		conn = tls.Client(conn, &tls.Config{ServerName: c.base.Hostname(), NextProtos: []string{"http/1.1"}})
 	}
 	defer conn.Close()
 	dl, _ := ctx.Deadline()
@@ -311,25 +332,50 @@ func (c *Client) Withheld(ctx context.Context, path string, header http.Header, 
 		ex.Err = classify(err, ctx)
 		return ex
 	}
-	// The raw read has no header cap of its own: bound the whole answer.
-	br := bufio.NewReader(io.LimitReader(conn, 64<<10+c.maxBody))
-	resp, err := http.ReadResponse(br, nil)
-	if err != nil {
-		ex.Err = classify(err, ctx)
+
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		c.readRaw(ctx, conn, ex)
+	}()
+	select {
+	case <-answered:
+		return ex
+	case <-time.After(wait):
+	}
+	if late == nil {
+		_ = conn.Close() // patience is over: stop the reader
+		<-answered
+		if !ex.Answered() {
+			ex.Err = ErrNoAnswer
+		}
 		return ex
 	}
-	defer resp.Body.Close()
-	for resp.StatusCode == http.StatusContinue { // the body was invited; keep withholding it
+	ex.BodySentLate = true
+	ex.ReqBody = late
+	_, _ = conn.Write(late)
+	<-answered
+	return ex
+}
+
+// readRaw reads one answer (skipping any 100 Continue: the body stays
+// withheld) into ex, bounded in size: the raw read has no header cap of its
+// own.
+func (c *Client) readRaw(ctx context.Context, conn net.Conn, ex *Exchange) {
+	br := bufio.NewReader(io.LimitReader(conn, 64<<10+c.maxBody))
+	resp, err := http.ReadResponse(br, nil)
+	for err == nil && resp.StatusCode == http.StatusContinue {
 		resp.Body.Close()
-		if resp, err = http.ReadResponse(br, nil); err != nil {
-			ex.Err = classify(err, ctx)
-			return ex
-		}
+		resp, err = http.ReadResponse(br, nil)
 	}
+	if err != nil {
+		ex.Err = classify(err, ctx)
+		return
+	}
+	defer resp.Body.Close()
 	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
 	ex.Body, ex.Truncated, err = readCapped(resp.Body, c.maxBody)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		ex.Err = classify(err, ctx)
 	}
-	return ex
 }

@@ -30,6 +30,7 @@ mapped to the rules that check it or to the reason none can.`,
 			&cli.BoolFlag{Name: "markdown", Usage: "as a Markdown table"},
 			&cli.BoolFlag{Name: "coverage", Usage: "print the coverage figures of the traceability matrix"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "only rules matching `PATTERN`"},
+			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: the catalogue is never coloured"},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
 			w := cmd.Root().Writer

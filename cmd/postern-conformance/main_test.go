@@ -244,3 +244,51 @@ func TestLaunchAnIndependentRunner(t *testing.T) {
 	code, out := run(t, "--launch", "exec python3 testdata/pyrunner.py", "--no-color")
 	assert.Equal(t, code, 0, out)
 }
+
+// TestLaunchTheNodeRunner points the checker at a second independent
+// runner (testdata/noderunner.js, Node's standard library only, written from
+// the specification by someone who had not read the checker), in postures
+// that must come out clean and with breaches the checker must catch.
+func TestLaunchTheNodeRunner(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	const origin = "https://app.example.com"
+	cases := []struct {
+		env  string
+		args []string
+		want int
+	}{
+		{"LEVEL=3 ORIGINS=" + origin, []string{"--origin", origin}, 0},
+		{"LEVEL=3 ORIGINS=" + origin + " IDEMPOTENT=1", []string{"--origin", origin, "--execute"}, 0},
+		{"LEVEL=1 ENTITLEMENT=revoked", nil, 0},
+		{"LEVEL=2 ENTITLEMENT=unknown-never READS_BODY_BEFORE=level,entitlement", nil, 0},
+		{"LEVEL=3 MISSING_CRED=1 CRED_BLOCK=0", nil, 0},
+		{"LEVEL=3 AUTH_TOKEN=tok ORIGINS=" + origin, []string{"--origin", origin, "--header", "Authorization: Bearer tok"}, 0},
+		{"LEVEL=3 AUTH_TOKEN=tok AUTH_SCOPE=exec", nil, 0},
+		{"LEVEL=3 BYTES=1 SSE_EOL=crlf SSE_BOM=1", []string{"--execute"}, 0},
+		{"LEVEL=3 ORIGINS=" + origin + " FAULT=reflect-origin", []string{"--origin", origin}, 1},
+		{"LEVEL=3 FAULT=text-plain-json", nil, 1},
+		{"LEVEL=3 FAULT=bare-405", nil, 1},
+		{"LEVEL=1 FAULT=above-level-200", nil, 1},
+		{"LEVEL=3 ENTITLEMENT=revoked FAULT=revoked-400-first", nil, 1},
+		{"LEVEL=3 MISSING_CRED=1 FAULT=cred-before-input", nil, 1},
+		{"LEVEL=3 FAULT=id-mismatch", nil, 1},
+		{"LEVEL=3 IDEMPOTENT=1 FAULT=replay-ignores-inputs", []string{"--execute"}, 1},
+		{"LEVEL=3 FAULT=retry-field", []string{"--execute"}, 1},
+		{"LEVEL=3 FAULT=cred-value-member", nil, 1},
+		{"LEVEL=3 ENTITLEMENT=unknown-never FAULT=never-checked-403", nil, 1},
+		{"LEVEL=3 AUTH_TOKEN=tok-3f9a2c81e7 FAULT=token-in-status", []string{"--header", "Authorization: Bearer tok-3f9a2c81e7"}, 1},
+		{"LEVEL=3 FAULT=charset-refused", nil, 1},
+		{"LEVEL=3 FAULT=no-output-block", nil, 1},
+	}
+	for _, c := range cases {
+		c := c
+		t.Run(c.env+" "+strings.Join(c.args, " "), func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"--launch", "exec env " + c.env + " node testdata/noderunner.js", "--patience", "0.5", "--no-color"}, c.args...)
+			code, out := run(t, args...)
+			assert.Equal(t, code, c.want, out)
+		})
+	}
+}

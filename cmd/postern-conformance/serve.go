@@ -90,7 +90,8 @@ With --fault it breaks one rule, to show what that breach looks like:
 
 Every posture is conformant at every level; --list-postures and
 --list-faults show what there is.`,
-		Flags: append(runnerFlags(), &cli.IntFlag{Name: "port", Usage: "listen on `PORT` (0 picks a free one)"}),
+		Flags: append(runnerFlags(), &cli.IntFlag{Name: "port", Usage: "listen on `PORT` (0 picks a free one)"},
+			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: serve writes no colour"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			srv, err := startRunner(cmd, int(cmd.Int("port")))
 			if srv == nil {
