@@ -38,6 +38,7 @@ func Run(ctx context.Context, env *Env, rules []*Rule) []Result {
 			}
 		}
 	}
+	env.concealAll()
 	return out
 }
 

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -57,6 +58,9 @@ type Env struct {
 	skipped int
 
 	futures map[string]*future
+	// secrets are values no report may show: the --header values, and what
+	// the credential rules found in the runner's own answers.
+	secrets []string
 	ctx     context.Context
 }
 
@@ -285,4 +289,43 @@ func (e *Env) patience() time.Duration {
 		p = to
 	}
 	return p
+}
+
+// Conceal adds values that no evidence may show (see concealAll).
+func (e *Env) Conceal(values ...string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, v := range values {
+		if v != "" {
+			e.secrets = append(e.secrets, v)
+		}
+	}
+}
+
+// concealAll blots the concealed values, and the values of every --header,
+// out of every exchange of the run, wherever a rule cites it: a runner that
+// echoes a credential must not have it copied into a report kept as a
+// build artifact.
+func (e *Env) concealAll() {
+	secrets := append([]string(nil), e.secrets...)
+	for _, name := range e.Client.HeaderNames() {
+		secrets = append(secrets, inboundSecrets(e.Client.HeaderValue(name))...)
+	}
+	if len(secrets) == 0 {
+		return
+	}
+	for _, ex := range e.Exchanges() {
+		if ex != nil && len(ex.Body) > 0 && holdsAny(ex.Body, secrets) {
+			*ex = *redactedCopy(ex, secrets)
+		}
+	}
+}
+
+func holdsAny(body []byte, secrets []string) bool {
+	for _, s := range secrets {
+		if len(s) >= 4 && bytes.Contains(body, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }

@@ -80,6 +80,16 @@ var section2_3 = []*Rule{
 		Title: "a runner that requires no inbound authentication does not admit Authorization in its preflight",
 		Needs: []Need{NeedOrigin, NeedNoAuth},
 		Probe: func(t *T) {
+			// A runner may guard only run and stream (§7): ask run first,
+			// without credentials, before calling Authorization needless.
+			if t.Env.Level >= 2 {
+				r := wire.PostJSON("run", `{"inputs": "conformance probe 2.3/no-needless-authorization"}`)
+				r.Note = "is run guarded by inbound authentication? a malformed body, no credential"
+				if ex := t.Do(r); ex.Is(http.StatusUnauthorized, "") {
+					t.Skip("POST run answered 401 without a credential: the runner guards run with inbound authentication (§7), so naming Authorization is required of it; give --header to check 2.3/allow-headers-authorization")
+					return
+				}
+			}
 			for _, a := range admitted(t, "run", "describe") {
 				if hasToken(a.ex.Header, allowHeaders, "Authorization", true) {
 					t.Fail(a.ex, "OPTIONS %s from %s lists Authorization in %s (%q), yet the runner was reached without one; §2.3: naming it makes every describe preflight for a credential nobody reads",
@@ -226,8 +236,8 @@ func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
 						t.Fail(ex, "OPTIONS %s from %s got %s; §2.3 wants the preflight answered (a 2xx, or at least a refusal in the envelope), not left unhandled",
 							verb, o, why)
 					} else if !isPost(verb) && o == t.Env.Origin && is2xx(ex) && len(ex.Header.Values(allowOrigin)) == 0 {
-						t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %d without %s, as a framework's default OPTIONS does: the browser counts that preflight as failed, so a page whose GET needs one cannot read %s; §2.3 asks that describe and status answer the preflight too, with the allowed origin's headers",
-							verb, o, ex.Status, allowOrigin, verb)
+						t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %d without %s, as a framework's default OPTIONS does: the browser counts that preflight as failed, so a page whose GET needs one cannot read %s; §2.3 asks that describe and status answer the preflight too, with the allowed origin's headers%s",
+							verb, o, ex.Status, allowOrigin, verb, originHint(t))
 					}
 				}
 			}
@@ -261,12 +271,24 @@ func probeUnconditional(t *T) {
 			t.Fail(ex, "OPTIONS %s from the allowed origin %s%s answered %s, not a 2xx; §2.3: a preflight needs no credential or entitlement, and its answer does not depend on the level",
 				verb, t.Env.Origin, cond, ex.Brief())
 		case len(ex.Header.Values(allowOrigin)) == 0:
-			t.Fail(ex, "OPTIONS %s from the allowed origin %s%s answered %d without %s, which a browser takes as a refusal: the origin is refused in silence; §2.3 has a preflight from an allowed origin carry its echo, with no credential or entitlement and at every level (is --origin one the runner allows?)",
-				verb, t.Env.Origin, cond, ex.Status, allowOrigin)
+			t.Fail(ex, "OPTIONS %s from the allowed origin %s%s answered %d without %s, which a browser takes as a refusal: the origin is refused in silence; §2.3 has a preflight from an allowed origin carry its echo, with no credential or entitlement and at every level%s",
+				verb, t.Env.Origin, cond, ex.Status, allowOrigin, originHint(t))
 		case cond != "":
 			t.Note("OPTIONS %s answered %d%s", verb, ex.Status, cond)
 		}
 	}
+}
+
+// originHint asks whether --origin is configured at all, where no answer
+// to it so far has carried Access-Control-Allow-Origin: a runner that was
+// never told of the origin answers it exactly so, breaking no rule.
+func originHint(t *T) string {
+	for _, ex := range t.Env.Exchanges() {
+		if ex.ReqHeader.Get("Origin") == t.Env.Origin && len(ex.Header.Values(allowOrigin)) > 0 {
+			return ""
+		}
+	}
+	return fmt.Sprintf(" (is --origin %s an origin this runner is configured to allow?)", t.Env.Origin)
 }
 
 // preflightAnswer is a preflight from the allowed origin that admits it.
@@ -422,12 +444,16 @@ func probeActualResponses(t *T) {
 			continue
 		}
 		if why := echoes(ex, t.Env.Origin); why != "" {
-			t.Fail(ex, "%s with Origin %s answered %s, and %s; §2.3 puts the echo on the actual answer too, or the browser hides it from the page",
-				ex.RequestLine(), t.Env.Origin, ex.Brief(), why)
+			hint := ""
+			if len(ex.Header.Values(allowOrigin)) == 0 {
+				hint = originHint(t)
+			}
+			t.Fail(ex, "%s with Origin %s answered %s, and %s; §2.3 puts the echo on the actual answer too, or the browser hides it from the page%s",
+				ex.RequestLine(), t.Env.Origin, ex.Brief(), why, hint)
 		}
 		if !variesByOrigin(ex.Header) {
-			t.Fail(ex, "%s with Origin %s answered %s with Vary %q, which does not name Origin; §2.3 requires it on the actual answer, so no shared cache hands one origin's answer to another",
-				ex.RequestLine(), t.Env.Origin, ex.Brief(), strings.Join(ex.Header.Values("Vary"), ", "))
+			t.Fail(ex, "%s with Origin %s answered %s with Vary %q, which does not name Origin; §2.3 requires it on the actual answer, so no shared cache hands one origin's answer to another%s",
+				ex.RequestLine(), t.Env.Origin, ex.Brief(), strings.Join(ex.Header.Values("Vary"), ", "), originHint(t))
 		}
 	}
 }
@@ -555,6 +581,15 @@ func probeUnconfigured(t *T) {
 	judgeAdmission(t, t.Do(preflight(t, "run", strangerOrigin)), strangerOrigin, "an origin nobody configured", unconfigured)
 	judgeAdmission(t, t.Do(withOrigin(wire.Get("describe"), strangerOrigin, "a cross-origin read from an origin nobody configured")),
 		strangerOrigin, "an origin nobody configured", unconfigured)
+	// A runner may decide the origin on POST answers apart from the rest; a
+	// body that is not an object of inputs keeps the call refusable.
+	for _, verb := range []string{"run", "stream"} {
+		if t.Env.Level < verbLevel[verb] {
+			continue
+		}
+		r := withOrigin(wire.PostJSON(verb, malformedRunBody), strangerOrigin, "a cross-origin "+verb+" whose inputs is not an object: refused by any runner")
+		judgeAdmission(t, t.Do(r), strangerOrigin, "an origin nobody configured", unconfigured)
+	}
 	if t.Env.Origin == "" {
 		t.Note("without --origin, near misses of an allowed origin are not tried")
 		return

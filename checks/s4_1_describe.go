@@ -168,30 +168,46 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.3/no-credential-value", Section: "4.1.3", Level: 1, Keyword: MustNot,
-		Title: "no credentials entry carries something shaped like a key or token, in any member",
+		Title: "no credentials entry carries a key bearing a provider's prefix, nor anything key-shaped in a member beyond env, purpose and signup_url",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			eachCredential(t, "", func(at string, c map[string]any) {
-				walkStrings(c, at, func(p, s string) {
-					if tok, found := secretIn(s); found {
-						t.Fail(t.Env.Describe.Ex, "describe %s holds %s, shaped like a credential value; §4.1.3: describe names a credential by its variable and never carries the value", p, redactSecret(tok))
-					}
-				})
-			})
+			if list, _ := t.DescribeDoc()["credentials"].([]any); len(list) == 0 {
+				t.Skip("describe declares no credentials")
+				return
+			}
+			found := describeSecrets(t.DescribeDoc())
+			ev := redactedDescribe(t, found)
+			for _, f := range found {
+				switch {
+				case !f.credentialValue:
+				case f.hit.strong:
+					t.Fail(ev, "describe %s holds %s, shaped like a provider's key; §4.1.3: describe names a credential by its variable and never carries the value (shown redacted)",
+						f.at, redactSecret(f.hit.value))
+				default:
+					t.Fail(ev, "describe %s holds %s, shaped like a key or token, in a member §4.1.3 does not give a credentials entry: there it can only be a value, which describe never carries (shown redacted)",
+						f.at, redactSecret(f.hit.value))
+				}
+			}
 		},
 	},
 	{
 		ID: "4.1.3/no-secret-elsewhere", Section: "4.1.3", Level: 1, Keyword: Should,
-		Title: "nothing outside credentials looks like a key or token either (a heuristic: it warns)",
+		Title: "nothing else in describe looks like a key or token: no random-looking string in a credential's env, purpose or signup_url, nor outside credentials (a heuristic: it warns)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			rest := maps.Clone(t.DescribeDoc())
-			delete(rest, "credentials") // 4.1.3/no-credential-value reads those
-			walkStrings(rest, "", func(p, s string) {
-				if tok, found := secretIn(s); found {
-					t.Fail(t.Env.Describe.Ex, "describe %s holds %s, shaped like a key or token; §4.1.3 and §7 forbid a credential value anywhere in describe (this may be a false positive)", p, redactSecret(tok))
+			found := describeSecrets(t.DescribeDoc())
+			ev := redactedDescribe(t, found)
+			for _, f := range found {
+				switch {
+				case f.credentialValue: // 4.1.3/no-credential-value's
+				case strings.HasPrefix(f.at, "/credentials/"):
+					t.Fail(ev, "describe %s holds %s, a long random-looking string without a provider's prefix: perhaps a key, perhaps a commit hash or a digest; §4.1.3 and §7 keep every credential value out of describe, so this warns (shown redacted)",
+						f.at, redactSecret(f.hit.value))
+				default:
+					t.Fail(ev, "describe %s holds %s, shaped like a key or token; §4.1.3 and §7 forbid a credential value anywhere in describe (this may be a false positive; shown redacted)",
+						f.at, redactSecret(f.hit.value))
 				}
-			})
+			}
 		},
 	},
 	// The two bytes rules come before 4.1.4/output-present: a claim covers

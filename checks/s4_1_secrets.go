@@ -1,11 +1,17 @@
 package checks
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // A detector for credential values in describe (§4.1.3, §7). It looks for two
@@ -45,21 +51,47 @@ var (
 	urlRun        = regexp.MustCompile(`(?i)\bhttps?://[^\s"'<>]+`)
 )
 
-// secretIn returns the first part of s shaped like a credential value, and
-// whether there is one.
-func secretIn(s string) (string, bool) {
-	if strings.Contains(s, "PRIVATE KEY-----") {
-		return "-----BEGIN PRIVATE KEY-----", true
+// secretHit is one part of a string the detector takes for a credential
+// value. strong marks a provider's key prefix or a private key block, which
+// leave little doubt; a hit on entropy alone may be a commit hash, a digest
+// or an identifier generated at random.
+type secretHit struct {
+	value  string
+	strong bool
+}
+
+// privateKeyBlock is a PEM private key, up to its end line or the end of
+// the string.
+var privateKeyBlock = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)`)
+
+// secretsIn returns every part of s shaped like a credential value, the
+// strong ones first. A random-looking run holding a prefixed key is that
+// key, not a second, weaker hit.
+func secretsIn(s string) []secretHit {
+	var out []secretHit
+	for _, block := range privateKeyBlock.FindAllString(s, -1) {
+		out = append(out, secretHit{block, true})
+		s = strings.ReplaceAll(s, block, " ")
 	}
 	for _, tok := range keyTokenRun.FindAllString(s, -1) {
 		if prefixedKey(tok) {
-			return tok, true
+			out = append(out, secretHit{tok, true})
 		}
 	}
+	strong := len(out)
 	for _, run := range keyEntropyRun.FindAllString(urlRun.ReplaceAllString(s, " "), -1) {
-		if randomToken(run) {
-			return run, true
+		if randomToken(run) && !slices.ContainsFunc(out[:strong], func(h secretHit) bool { return strings.Contains(run, h.value) }) {
+			out = append(out, secretHit{run, false})
 		}
+	}
+	return out
+}
+
+// secretIn returns the first part of s shaped like a credential value, and
+// whether there is one.
+func secretIn(s string) (string, bool) {
+	if hits := secretsIn(s); len(hits) > 0 {
+		return hits[0].value, true
 	}
 	return "", false
 }
@@ -211,4 +243,140 @@ func walkStrings(v any, at string, fn func(at, s string)) {
 			walkStrings(e, fmt.Sprintf("%s/%d", at, i), fn)
 		}
 	}
+}
+
+// describeSecret is a hit at a place in describe. credentialValue marks
+// the ones 4.1.3/no-credential-value judges: a strong hit anywhere in a
+// credentials entry, or any hit in a member the entry does not define. The
+// rest, weak hits in env, purpose and signup_url among them, are
+// 4.1.3/no-secret-elsewhere's.
+type describeSecret struct {
+	at              string
+	hit             secretHit
+	credentialValue bool
+}
+
+// describeSecrets is every hit in describe, credentials entries first.
+func describeSecrets(doc map[string]any) []describeSecret {
+	var out []describeSecret
+	walk := func(v any, at string, credentialValue func(strong bool) bool) {
+		walkStrings(v, at, func(p, s string) {
+			for _, h := range secretsIn(s) {
+				out = append(out, describeSecret{p, h, credentialValue(h.strong)})
+			}
+		})
+	}
+	rest := maps.Clone(doc)
+	if list, ok := doc["credentials"].([]any); ok {
+		delete(rest, "credentials")
+		for i, e := range list {
+			at := fmt.Sprintf("/credentials/%d", i)
+			c, isObj := e.(map[string]any)
+			if !isObj { // no member to go by: only a strong hit is sure
+				walk(e, at, func(strong bool) bool { return strong })
+				continue
+			}
+			for _, k := range slices.Sorted(maps.Keys(c)) {
+				defined := k == "env" || k == "purpose" || k == "signup_url"
+				walk(map[string]any{k: c[k]}, at, func(strong bool) bool { return strong || !defined })
+			}
+		}
+	}
+	walk(rest, "", func(bool) bool { return false })
+	// A secret used as a member name would be repeated by the pointer.
+	pointer := strings.NewReplacer("~", "~0", "/", "~1")
+	for i := range out {
+		for _, f := range out {
+			out[i].at = strings.ReplaceAll(out[i].at, pointer.Replace(f.hit.value), "[redacted]")
+		}
+	}
+	return out
+}
+
+// redactedDescribe is describe's exchange with every hit blotted out, the
+// evidence both secret rules show: a report is often kept as a build
+// artifact, and must not carry the value it warns about.
+func redactedDescribe(t *T, found []describeSecret) *wire.Exchange {
+	values := make([]string, 0, len(found))
+	for _, f := range found {
+		values = append(values, f.hit.value)
+	}
+	t.Env.Conceal(values...)
+	return redactedCopy(t.Env.Describe.Ex, values)
+}
+
+// redactedCopy is ex with every form of the secrets in its body blotted out,
+// so the evidence shows where the leak was without repeating it. A short
+// secret is blotted out only where it is a whole JSON string. A body still
+// holding a secret once decoded (spelled with escapes no replacement
+// foresaw) is replaced by its decoded value, re-encoded with the secrets
+// blotted out.
+func redactedCopy(ex *wire.Exchange, secrets []string) *wire.Exchange {
+	c := *ex
+	body := ex.Body
+	for _, sec := range secrets {
+		q, _ := json.Marshal(sec)
+		body = bytes.ReplaceAll(body, q, []byte(`"[redacted]"`))
+		if len(sec) >= minSecretLen {
+			inner := q[1 : len(q)-1]
+			for _, form := range [][]byte{inner, bytes.ReplaceAll(inner, []byte("/"), []byte(`\/`)), []byte(sec)} {
+				body = bytes.ReplaceAll(body, form, []byte("[redacted]"))
+			}
+		}
+	}
+	c.Body = body
+	if v, err := c.JSON(); err == nil && holdsSecret(v, secrets) {
+		c.Body, _ = json.MarshalIndent(blotStrings(v, secrets), "", "  ")
+		c.Note = strings.TrimSpace(c.Note + " (body shown re-encoded, to blot out a value spelled with escapes)")
+	}
+	return &c
+}
+
+// holdsSecret reports whether a decoded JSON value still carries a secret in
+// a string, member names included.
+func holdsSecret(v any, secrets []string) bool {
+	found := false
+	walkStrings(v, "", func(_, s string) { found = found || containsSecret(s, secrets) })
+	return found
+}
+
+func containsSecret(s string, secrets []string) bool {
+	for _, sec := range secrets {
+		if s == sec || (len(sec) >= minSecretLen && strings.Contains(s, sec)) {
+			return true
+		}
+	}
+	return false
+}
+
+// blotStrings is v with every secret in its strings replaced.
+func blotStrings(v any, secrets []string) any {
+	blot := func(s string) string {
+		for _, sec := range secrets {
+			if s == sec {
+				return "[redacted]"
+			}
+			if len(sec) >= minSecretLen {
+				s = strings.ReplaceAll(s, sec, "[redacted]")
+			}
+		}
+		return s
+	}
+	switch x := v.(type) {
+	case string:
+		return blot(x)
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[blot(k)] = blotStrings(e, secrets)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = blotStrings(e, secrets)
+		}
+		return l
+	}
+	return v
 }

@@ -1,7 +1,11 @@
 package checks
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/sigrix-io/postern-conformance/wire"
 
 	"gotest.tools/v3/assert"
 )
@@ -68,8 +72,8 @@ func TestSecretIn(t *testing.T) {
 		{"image/png", false},
 		{"", false},
 	} {
-		got, ok := secretIn(c.in)
-		assert.Check(t, ok == c.want, "secretIn(%q) = %q, %v; want %v", c.in, got, ok, c.want)
+		got := secretsIn(c.in)
+		assert.Check(t, (len(got) > 0) == c.want, "secretsIn(%q) = %v; want a hit: %v", c.in, got, c.want)
 	}
 }
 
@@ -86,4 +90,74 @@ func TestWalkStringsVisitsKeysAndValues(t *testing.T) {
 func TestRedactSecretKeepsLittle(t *testing.T) {
 	assert.Equal(t, redactSecret("sk-proj-4FqXh2Lm9TzR8wPk1VbN6cYd3JsE7aGu"), `"sk-pro"… (40 characters)`)
 	assert.Equal(t, redactSecret("short"), `"short"`)
+}
+
+// A provider prefix or a private key is a strong hit; entropy alone is weak,
+// and a prefixed key is not counted again as a random-looking run.
+func TestSecretStrength(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		strong []bool
+	}{
+		{"Signs requests; see spec rev 9c1185a5c5e9fc54612808977ee8f548b2258d31.", []bool{false}},
+		{"wJa9rXUt7FEMI/K7MDENG/bPxRfiCYEx4mP1eK3y", []bool{false}},
+		{"key=sk-live-Fx7Q2mZk9LpW4rT8vB1nC6yD3hJ5sA0e", []bool{true}},
+		{"AKIAIOSFODNN7EXAMPLE and q8Lm3Xv9Tr2Wp7Ks4Nd6Hj1Fb5Gc0YeRtU", []bool{true, false}},
+		{"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----", []bool{true}},
+	} {
+		var got []bool
+		for _, h := range secretsIn(c.in) {
+			got = append(got, h.strong)
+		}
+		assert.DeepEqual(t, got, c.strong)
+	}
+}
+
+func TestDescribeSecretsSplitsTheTwoRules(t *testing.T) {
+	doc := map[string]any{
+		"agent": map[string]any{"summary": "Debug: q8Lm3Xv9Tr2Wp7Ks4Nd6Hj1Fb5Gc0YeRtU"},
+		"credentials": []any{
+			map[string]any{"env": "A_KEY", "purpose": "see spec rev 9c1185a5c5e9fc54612808977ee8f548b2258d31"},
+			map[string]any{"env": "B_KEY", "purpose": "key sk-live-Fx7Q2mZk9LpW4rT8vB1nC6yD3hJ5sA0e",
+				"value": "Zq8Lm3Xv9Tr2Wp7Ks4Nd6Hj1Fb5Gc0YeRtUiOpA"},
+			"ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+		},
+	}
+	var got []string
+	for _, f := range describeSecrets(doc) {
+		got = append(got, f.at+" "+map[bool]string{true: "value", false: "elsewhere"}[f.credentialValue])
+	}
+	assert.DeepEqual(t, got, []string{
+		"/credentials/0/purpose elsewhere",
+		"/credentials/1/purpose value",
+		"/credentials/1/value value",
+		"/credentials/2 value",
+		"/agent/summary elsewhere",
+	})
+}
+
+func TestDescribeSecretsKeepsMemberNamesOutOfPaths(t *testing.T) {
+	doc := map[string]any{"credentials": []any{map[string]any{"env": "A_KEY", "sk-live-Fx7Q2mZk9LpW4rT8vB1nC6yD3hJ5sA0e": true}}}
+	for _, f := range describeSecrets(doc) {
+		assert.Check(t, !strings.Contains(f.at, "Fx7Q2m"), "path %q repeats the secret", f.at)
+	}
+}
+
+// The evidence never repeats a value, however the body spells it.
+func TestRedactedCopyBlotsEveryForm(t *testing.T) {
+	secret := "wJa9rXUt7FEMI/K7MDENG/bPxRfiCYEx4mP1eK3y"
+	for _, body := range []string{
+		`{"a": "` + secret + `"}`,
+		`{"a": "key: ` + strings.ReplaceAll(secret, "/", `\/`) + `"}`,
+		`{"a": "\u0077` + secret[1:] + `"}`,
+		`{"` + secret + `": 1}`,
+	} {
+		ex := &wire.Exchange{Body: []byte(body)}
+		c := redactedCopy(ex, []string{secret})
+		v, err := c.JSON()
+		assert.NilError(t, err, "%s", c.Body)
+		raw, _ := json.Marshal(v)
+		assert.Check(t, !strings.Contains(string(c.Body), "wJa9rX") && !strings.Contains(string(raw), secret), "%s leaks: %s", body, c.Body)
+		assert.Equal(t, string(ex.Body), body, "the original exchange is left alone")
+	}
 }

@@ -2,7 +2,6 @@ package checks
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -186,22 +185,4 @@ func findSecret(d *Doc, secrets []string) string {
 		}
 	}
 	return ""
-}
-
-// redactedCopy is ex with every form of the secrets in its body blotted out,
-// so the evidence shows where the leak was without repeating it. A short
-// secret is blotted out only where it is a whole JSON string.
-func redactedCopy(ex *wire.Exchange, secrets []string) *wire.Exchange {
-	c := *ex
-	body := ex.Body
-	for _, sec := range secrets {
-		q, _ := json.Marshal(sec)
-		body = bytes.ReplaceAll(body, q, []byte(`"[redacted]"`))
-		if len(sec) >= minSecretLen {
-			body = bytes.ReplaceAll(body, q[1:len(q)-1], []byte("[redacted]"))
-			body = bytes.ReplaceAll(body, []byte(sec), []byte("[redacted]"))
-		}
-	}
-	c.Body = body
-	return &c
 }

@@ -110,6 +110,15 @@ func (c *Client) Timeout() time.Duration { return c.timeout }
 // is never put into evidence.
 func (c *Client) HeaderValue(name string) string { return c.extra.Get(name) }
 
+// HeaderNames lists the headers sent on every request (--header).
+func (c *Client) HeaderNames() []string {
+	var out []string
+	for k := range c.extra {
+		out = append(out, k)
+	}
+	return out
+}
+
 // HasHeader reports whether name is among the headers sent on every request.
 func (c *Client) HasHeader(name string) bool { return c.extra.Get(name) != "" }
 
