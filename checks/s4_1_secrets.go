@@ -87,15 +87,6 @@ func secretsIn(s string) []secretHit {
 	return out
 }
 
-// secretIn returns the first part of s shaped like a credential value, and
-// whether there is one.
-func secretIn(s string) (string, bool) {
-	if hits := secretsIn(s); len(hits) > 0 {
-		return hits[0].value, true
-	}
-	return "", false
-}
-
 // prefixedKey: a known prefix followed by at least 16 characters, among them
 // a stretch of 8 or more that mixes letter case or letters and digits. The
 // mix is what tells "sk-proj-4Fq…" from "sk-learn-is-a-toolkit".
