@@ -187,8 +187,8 @@ func jsonResultOf(r *Report, res checks.Result) jsonResult {
 	for _, f := range res.Findings {
 		out.Findings = append(out.Findings, jsonFinding{Message: f.Message, Evidence: jsonExchangeOf(f.Ex)})
 	}
-	switch res.Outcome {
-	case checks.Pass, checks.Skip:
+	switch {
+	case (res.Outcome == checks.Pass || res.Outcome == checks.Skip) && !r.Options.AllEvidence:
 	default:
 		exs := make([]jsonExchange, 0, len(res.Exchanges))
 		for _, ex := range res.Exchanges {

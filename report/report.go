@@ -43,6 +43,9 @@ type Options struct {
 	Rules   []string // selection patterns; empty means every rule
 	Timeout time.Duration
 	Headers []string // names of the headers sent on every request, never values
+	// AllEvidence keeps every exchange in the JSON report, a PASS's too, so
+	// the report records what was probed as well as what broke.
+	AllEvidence bool
 }
 
 // Counts tallies outcomes. A FAIL excused by the baseline counts as
