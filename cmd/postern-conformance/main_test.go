@@ -115,6 +115,11 @@ func TestJSONReportValidatesAgainstItsSchema(t *testing.T) {
 	assert.NilError(t, err)
 	assert.NilError(t, sch.Validate(inst))
 
+	_, verbose := run(t, "demo", "--json", "--verbose")
+	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(verbose))
+	assert.NilError(t, err)
+	assert.NilError(t, sch.Validate(inst), "with every exchange kept")
+
 	var rep struct {
 		Results []struct{ ID, Outcome string }
 		Verdict struct{ Conformant bool }
