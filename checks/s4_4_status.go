@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 )
@@ -43,6 +44,7 @@ var section4_4 = []*Rule{
 		ID: "4.4/degraded-iff-missing", Section: "4.4", Level: 1, Keyword: Required,
 		Title: "state is degraded exactly when a credential describe declares is unset, as status.credentials says",
 		Needs: []Need{NeedStatus, NeedDescribe},
+		Sweep: true,
 		Probe: degradedRule,
 	},
 	{
@@ -301,6 +303,17 @@ func degradedRule(t *T) {
 		t.Note("degraded, with %d credentials declared in describe and no detail in status to contradict it", len(declared))
 	case published:
 		t.Note("state %s agrees with status.credentials", state)
+	}
+	// What status said is also held against what run answered: the rule is
+	// a sweep, so every request of the run (a valid one under --execute)
+	// has been sent by now.
+	if state == "ready" && t.Env.Level >= 2 {
+		for _, r := range t.Env.Exchanges() {
+			if r.Is(http.StatusFailedDependency, "missing_credential") {
+				t.Fail(r, "status said ready, yet %s was refused 424 missing_credential; §4.4: a runner lacking a declared credential reports degraded", r.RequestLine())
+				return
+			}
+		}
 	}
 	if !judged && !t.Failed() {
 		t.Skip("status publishes no credentials detail, and state %s alone cannot be held against describe here", quoteOr(state))

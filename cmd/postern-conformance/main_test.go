@@ -286,6 +286,7 @@ func TestLaunchTheNodeRunner(t *testing.T) {
 		{"LEVEL=3 AUTH_TOKEN=tok-3f9a2c81e7 FAULT=token-in-status", []string{"--header", "Authorization: Bearer tok-3f9a2c81e7"}, 1},
 		{"LEVEL=3 FAULT=charset-refused", nil, 1},
 		{"LEVEL=3 FAULT=no-output-block", nil, 1},
+		{"LEVEL=3 MISSING_CRED=1 CRED_BLOCK=0 FAULT=degraded-wrong", []string{"--execute"}, 1},
 	}
 	for _, c := range cases {
 		c := c
