@@ -130,6 +130,33 @@ var section4_6 = []*Rule{
 		},
 	},
 	{
+		ID: "4.6/entitlement-before-credentials", Section: "4.6", Level: 2, Keyword: Must,
+		Title: "an entitlement not in force is answered 403/503 ahead of a missing credential's 424",
+		Needs: []Need{NeedStatus, NeedDescribe, needEntitlementBars, needCredentialPublished},
+		Probe: func(t *T) {
+			// Safe without --execute: status publishes both a refused
+			// entitlement and a missing credential, so a conforming runner
+			// answers 403/503 and one checking credentials first 424.
+			for _, verb := range verbsServed(t) {
+				r, _, ok := completeRequest(t, verb)
+				if !ok {
+					return
+				}
+				r.Note = "complete and valid, to a runner whose entitlement is refused and whose credential is missing"
+				ex := t.Do(r)
+				switch {
+				case stepTwoAnswer(ex):
+				case ex.Is(http.StatusFailedDependency, ""):
+					t.Fail(ex, "with the entitlement %s and a credential missing, POST %s answered %s: §4.6 answers the entitlement (step 2) before the credentials (step 5)",
+						entitlementWords(t.Env), verb, ex.Brief())
+				default:
+					t.Fail(ex, "with the entitlement %s, POST %s answered %s, not 403 not_entitled or 503 unavailable (§4.6 step 2)",
+						entitlementWords(t.Env), verb, ex.Brief())
+				}
+			}
+		},
+	},
+	{
 		ID: "4.6/missing-credential", Section: "4.6", Level: 2, Keyword: Must,
 		Title: "a request valid in every other respect answers 424 missing_credential while a credential is unset",
 		Needs: []Need{NeedStatus, NeedDescribe, needCredentialPublished},
