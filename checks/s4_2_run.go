@@ -123,7 +123,7 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			key, r1, answered, ok := answerKey(t, inputs)
+			key, r1, answered, ok := answerKey(t, "run", inputs)
 			if !ok {
 				return
 			}
@@ -132,32 +132,12 @@ var section4_2Run = []*Rule{
 				return
 			}
 			ex := t.Do(keyedRun(key, reserialised(inputs), "the same key and the same inputs, written in another key order and spacing"))
-			switch {
-			case ex.Is(http.StatusConflict, ""):
+			if ex.Is(http.StatusConflict, "") {
 				t.Fail(ex, "the same inputs re-serialised (other key order and whitespace) under the same key, %s after the first answer, were refused %s: §4.2 compares inputs as decoded values, so this is the same request and is a replay",
 					gap, ex.Brief())
 				return
-			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-				t.Skip("the repeat was refused 503 unavailable (the runner was at capacity, §4.5)")
-				return
-			case ex.Status != http.StatusOK:
-				t.Fail(ex, "the repeat of an answered key with the same inputs, %s after the first answer, was answered %s; §4.2 requires the first execution's result", gap, ex.Brief())
-				return
-			case skipTruncated(t, ex, "repeated run"):
-				return
 			}
-			r2 := ex.Object()
-			if r2 == nil {
-				t.Fail(ex, "the replay is not a JSON object; §4.2 requires the first execution's result")
-				return
-			}
-			if !reflect.DeepEqual(r1["run_id"], r2["run_id"]) {
-				t.Fail(ex, "the first run answered run_id %v, the repeat under the same key %s later %v: a replay reports the execution it replays (§4.2), and a new id means a new execution or a fabricated one",
-					show(r1["run_id"]), gap, show(r2["run_id"]))
-			}
-			if !reflect.DeepEqual(r1["output"], r2["output"]) {
-				t.Fail(ex, "the repeat under the same key, %s after the first answer, carried a different output from the first run; §4.2 requires the first execution's result", gap)
-			}
+			judgeReplay(t, ex, r1, fmt.Sprintf("the same key and inputs again, %s after the first answer", gap))
 		},
 	},
 	{
@@ -165,38 +145,42 @@ var section4_2Run = []*Rule{
 		Title: "an answered Idempotency-Key sent with different inputs is refused 409 idempotency_conflict",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			inputs, ok := validOrSkip(t, false)
+			c, ok := sendConflicting(t)
 			if !ok {
 				return
 			}
-			other, what, ok := readInputs(t.DescribeDoc()).otherInputs(inputs)
-			if !ok {
-				t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
-				return
-			}
-			key, r1, answered, ok := answerKey(t, inputs)
-			if !ok {
-				return
-			}
-			if _, held := keyHeld(t, answered); !held {
-				return
-			}
-			ex := t.Do(runRequest("run", other, key, "the same key with other valid inputs: "+what))
-			switch {
+			switch ex := c.second; {
 			case ex.Is(http.StatusConflict, "idempotency_conflict"):
-			case ex.Is(http.StatusBadRequest, ""):
-				t.Skip("the second inputs (%s) were refused %s; the checker took them for valid, so this says nothing about the key", what, ex.Brief())
-			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-				t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
 			case ex.Status == http.StatusOK && skipTruncated(t, ex, "second run"):
-			case ex.Status == http.StatusOK && ex.Object() != nil && reflect.DeepEqual(ex.Object()["run_id"], r1["run_id"]):
+			case ex.Status == http.StatusOK && ex.Object() != nil && reflect.DeepEqual(ex.Object()["run_id"], c.first["run_id"]):
 				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and the first run (run_id %v) was replayed; §4.2 requires 409 idempotency_conflict",
-					what, show(r1["run_id"]))
+					c.what, show(c.first["run_id"]))
 			case ex.Status == http.StatusOK:
-				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and the agent ran again; §4.2 requires 409 idempotency_conflict", what)
+				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and the agent ran again; §4.2 requires 409 idempotency_conflict", c.what)
 			default:
-				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and answered %s; §4.2 requires 409 idempotency_conflict", what, ex.Brief())
+				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and answered %s; §4.2 requires 409 idempotency_conflict", c.what, ex.Brief())
 			}
+		},
+	},
+	{
+		ID: "4.2/conflict-binds-nothing", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "other inputs under an answered Idempotency-Key leave it bound to its first answer: the first inputs still replay the first run",
+		Needs: keyedNeeds(),
+		Probe: func(t *T) {
+			c, ok := sendConflicting(t)
+			if !ok {
+				return
+			}
+			if !c.second.Is(http.StatusConflict, "idempotency_conflict") {
+				t.Note("the other inputs were answered %s, not 409; 4.2/idempotency-conflict judges that answer", c.second.Brief())
+			}
+			ex := t.Do(runRequest("run", c.inputs, c.key, "the first inputs again, under the key the other inputs were just sent with"))
+			if ex.Is(http.StatusConflict, "") {
+				t.Fail(ex, "a key answered for one set of inputs, then sent with others (%s, answered %s), now refuses the first inputs %s: it was bound again to the others, though §4.2 has a 409 run nothing and bind nothing",
+					c.what, c.second.Brief(), ex.Brief())
+				return
+			}
+			judgeReplay(t, ex, c.first, fmt.Sprintf("the first inputs again under the key, once other inputs (%s) had been answered %s under it", c.what, c.second.Brief()))
 		},
 	},
 	{
@@ -208,7 +192,7 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			key, r1, answered, ok := answerKey(t, inputs)
+			key, r1, answered, ok := answerKey(t, "run", inputs)
 			if !ok {
 				return
 			}
@@ -253,6 +237,140 @@ var section4_2Run = []*Rule{
 			}
 		},
 	},
+	{
+		ID: "4.2/one-keyspace-reverse", Section: "4.2", Level: 3, Keyword: Must,
+		Title: "a key answered on stream replays on run: the run answers the stream's run_id and output",
+		Needs: keyedNeeds(),
+		Probe: func(t *T) {
+			inputs, ok := validOrSkip(t, false)
+			if !ok {
+				return
+			}
+			key, r1, answered, ok := answerKey(t, "stream", inputs)
+			if !ok {
+				return
+			}
+			id, ok := r1["run_id"].(string)
+			if !ok {
+				t.Skip("the stream's done event carried no run_id string to look for; 4.3/done-body judges that")
+				return
+			}
+			gap, held := keyHeld(t, answered)
+			if !held {
+				return
+			}
+			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
+			judgeReplay(t, ex, r1, fmt.Sprintf("a key answered on stream (run_id %q), sent to run with the same inputs %s later (§4.2 makes one keyspace of both verbs)", id, gap))
+		},
+	},
+	{
+		ID: "4.2/refusal-501-binds-nothing", Section: "4.2", Level: 2, Keyword: Must,
+		Title: "a stream refused 501 on a Level 2 runner binds no Idempotency-Key: a valid run under that key then runs",
+		Needs: keyedNeeds(),
+		Probe: func(t *T) {
+			if t.Env.Level >= 3 {
+				t.Skip("the runner declares Level %d: stream is implemented, so there is no 501 to provoke", t.Env.Level)
+				return
+			}
+			inputs, ok := validOrSkip(t, false)
+			if !ok {
+				return
+			}
+			key := freshKey()
+			refused := t.Do(runRequest("stream", inputs, key, "a valid stream, above this runner's level, under a fresh Idempotency-Key"))
+			if !refused.Is(http.StatusNotImplemented, "not_implemented") {
+				t.Skip("the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
+				return
+			}
+			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
+			switch {
+			case ex.Is(http.StatusConflict, ""):
+				t.Fail(ex, "a stream refused 501 under an Idempotency-Key was followed by a valid run under the same key, answered %s: the 501 ran nothing, and §4.2 has such a refusal bind no key", ex.Brief())
+			case ex.Is(http.StatusNotImplemented, ""):
+				t.Fail(ex, "a valid run under the key of a stream just refused 501 was answered %s: the refusal was replayed, though it ran nothing and binds no key (§4.2), and run is implemented at Level 2 (§3)", ex.Brief())
+			case ex.Status == http.StatusOK && skipTruncated(t, ex, "run"):
+			case ex.Status == http.StatusOK:
+				if _, ok := ex.Object()["run_id"].(string); !ok {
+					t.Skip("the run was answered 200 without a run_id string; 4.2/run-response judges that")
+				}
+			default:
+				t.Skip("the run under the key was answered %s, which says nothing about the key; no result to judge", ex.Brief())
+			}
+		},
+	},
+}
+
+// conflictTrial is an Idempotency-Key answered for one set of valid inputs
+// and then sent with another.
+type conflictTrial struct {
+	inputs map[string]any // the inputs the key was answered for
+	key    string
+	first  map[string]any // the run that answered it
+	what   string         // how the other inputs differ
+	second *wire.Exchange // the answer to the other inputs
+}
+
+// sendConflicting answers a fresh key with valid inputs, then sends other
+// valid inputs under it. It skips the rule where either cannot be built, the
+// key may have been forgotten, or the second answer is a refusal the key
+// did not cause (400 for inputs the checker took for valid, 503 at
+// capacity).
+func sendConflicting(t *T) (c conflictTrial, ok bool) {
+	if c.inputs, ok = validOrSkip(t, false); !ok {
+		return c, false
+	}
+	other, what, ok := readInputs(t.DescribeDoc()).otherInputs(c.inputs)
+	if !ok {
+		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
+		return c, false
+	}
+	c.what = what
+	key, first, answered, ok := answerKey(t, "run", c.inputs)
+	if !ok {
+		return c, false
+	}
+	c.key, c.first = key, first
+	if _, held := keyHeld(t, answered); !held {
+		return c, false
+	}
+	c.second = t.Do(runRequest("run", other, key, "the same key with other valid inputs: "+what))
+	switch {
+	case c.second.Is(http.StatusBadRequest, ""):
+		t.Skip("the second inputs (%s) were refused %s; the checker took them for valid, so this says nothing about the key", what, c.second.Brief())
+		return c, false
+	case c.second.Is(http.StatusServiceUnavailable, "unavailable"):
+		t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
+		return c, false
+	}
+	return c, true
+}
+
+// judgeReplay judges ex, a repeat under a key first answered with first, as
+// a replay: 200 with the first execution's run_id and output. repeat says
+// what was sent, for the messages.
+func judgeReplay(t *T, ex *wire.Exchange, first map[string]any, repeat string) {
+	switch {
+	case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+		t.Skip("%s: refused 503 unavailable (the runner was at capacity, §4.5)", repeat)
+		return
+	case ex.Status != http.StatusOK:
+		t.Fail(ex, "%s: got %s; §4.2 requires the first execution's result", repeat, ex.Brief())
+		return
+	case skipTruncated(t, ex, "repeated run"):
+		return
+	}
+	again := ex.Object()
+	if again == nil {
+		t.Fail(ex, "%s: the 200 answer is not a JSON object; §4.2 requires the first execution's result", repeat)
+		return
+	}
+	if !reflect.DeepEqual(first["run_id"], again["run_id"]) {
+		t.Fail(ex, "%s: got run_id %v where the first execution reported %v; a replay names the execution it replays (§4.2), and a new id means a new execution or a fabricated one",
+			repeat, show(again["run_id"]), show(first["run_id"]))
+	}
+	if !reflect.DeepEqual(first["output"], again["output"]) {
+		t.Fail(ex, "%s: the output differs from the first execution's; §4.2 requires the first execution's result", repeat)
+	}
 }
 
 // keyHeld says how long ago a key was answered, and skips the rule where
@@ -268,13 +386,37 @@ func keyHeld(t *T, answered time.Time) (string, bool) {
 	return fmt.Sprintf("%d ms", gap.Milliseconds()), true
 }
 
-// answerKey sends a valid run of inputs under a fresh Idempotency-Key and
-// returns the key, the run's result and when it came. Where the run was not
-// answered 200 with a JSON object it skips the rule (see runBody).
-func answerKey(t *T, inputs map[string]any) (key string, result map[string]any, answered time.Time, ok bool) {
+// answerKey sends a valid request of inputs to verb under a fresh
+// Idempotency-Key and returns the key, the result and when it came: the
+// run response, which on stream is what the done event carries. Where no
+// result came it skips the rule (see runBody, doneBody).
+func answerKey(t *T, verb string, inputs map[string]any) (key string, result map[string]any, answered time.Time, ok bool) {
 	key = freshKey()
-	result, ok = runBody(t, t.Do(runRequest("run", inputs, key, "a valid run under a fresh Idempotency-Key")))
+	ex := t.Do(runRequest(verb, inputs, key, "a valid "+verb+" under a fresh Idempotency-Key"))
+	if verb == "stream" {
+		result, ok = doneBody(t, ex)
+	} else {
+		result, ok = runBody(t, ex)
+	}
 	return key, result, time.Now(), ok
+}
+
+// doneBody is the run response the done event of a stream answered 200
+// carries. Anything else skips the rule: the 4.3 rules judge the stream.
+func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
+	if ex.Status != http.StatusOK {
+		t.Skip("the stream was answered %s, not 200, so there is no result to judge; 4.3/media-type judges the answer", ex.Brief())
+		return nil, false
+	}
+	s, ok := readStream(t, ex)
+	if !ok {
+		return nil, false
+	}
+	if body := payload(lastEvent(s, "done")); body != nil {
+		return body, true
+	}
+	t.Skip("the stream carried no done event with a JSON object, so there is no result to judge; the 4.3 rules judge its events")
+	return nil, false
 }
 
 // needRunnable is met where status predicts a valid run reaches the agent.
