@@ -67,19 +67,12 @@ var section4_6 = []*Rule{
 		Probe: func(t *T) {
 			for _, verb := range verbsServed(t) {
 				ex := headFirstPost(t, verb, plainLabel, "labelled text/plain, body held back: the entitlement alone decides")
-				switch {
-				case stepTwoAnswer(ex):
-					readFirstNote(t, ex)
-				case stillReading(ex):
+				if stillReading(ex) {
 					t.Fail(ex, "with the entitlement %s, POST %s was still reading its body after %s: the entitlement refusal (§4.6 step 2) needs nothing from the body",
 						entitlementWords(t.Env), verb, patience(t.Env))
-				case ex.Is(http.StatusBadRequest, ""):
-					t.Fail(ex, "with the entitlement %s, POST %s labelled text/plain answered %s: §4.6 answers the entitlement (step 2: 403 not_entitled or 503 unavailable) before the media type (step 3)",
-						entitlementWords(t.Env), verb, ex.Brief())
-				default:
-					t.Fail(ex, "with the entitlement %s, POST %s labelled text/plain answered %s, not 403 not_entitled or 503 unavailable (§4.6 step 2)",
-						entitlementWords(t.Env), verb, ex.Brief())
+					continue
 				}
+				judgeEntitlementFirst(t, ex, verb, "labelled text/plain", http.StatusBadRequest, "the media type (step 3)")
 			}
 		},
 	},
@@ -90,16 +83,7 @@ var section4_6 = []*Rule{
 		Probe: func(t *T) {
 			for _, verb := range verbsServed(t) {
 				for _, r := range refusableBodies(t, verb) {
-					ex := t.Do(r)
-					switch {
-					case stepTwoAnswer(ex):
-					case ex.Is(http.StatusBadRequest, ""):
-						t.Fail(ex, "with the entitlement %s, POST %s (%s) answered %s: §4.6 answers the entitlement (step 2) before the inputs (step 4), since no fix to the request can help",
-							entitlementWords(t.Env), verb, r.Note, ex.Brief())
-					default:
-						t.Fail(ex, "with the entitlement %s, POST %s (%s) answered %s, not 403 not_entitled or 503 unavailable (§4.6 step 2)",
-							entitlementWords(t.Env), verb, r.Note, ex.Brief())
-					}
+					judgeEntitlementFirst(t, t.Do(r), verb, "("+r.Note+")", http.StatusBadRequest, "the inputs (step 4), since no fix to the request can help")
 				}
 			}
 		},
@@ -143,16 +127,7 @@ var section4_6 = []*Rule{
 					return
 				}
 				r.Note = "complete and valid, to a runner whose entitlement is refused and whose credential is missing"
-				ex := t.Do(r)
-				switch {
-				case stepTwoAnswer(ex):
-				case ex.Is(http.StatusFailedDependency, ""):
-					t.Fail(ex, "with the entitlement %s and a credential missing, POST %s answered %s: §4.6 answers the entitlement (step 2) before the credentials (step 5)",
-						entitlementWords(t.Env), verb, ex.Brief())
-				default:
-					t.Fail(ex, "with the entitlement %s, POST %s answered %s, not 403 not_entitled or 503 unavailable (§4.6 step 2)",
-						entitlementWords(t.Env), verb, ex.Brief())
-				}
+				judgeEntitlementFirst(t, t.Do(r), verb, "(complete, with a credential missing)", http.StatusFailedDependency, "the credentials (step 5)")
 			}
 		},
 	},
@@ -321,6 +296,23 @@ func withheldPost(t *T, verb, contentType, note string) *wire.Exchange {
 		h.Set("Content-Type", contentType)
 	}
 	return t.Withheld(wire.Prefix+verb, h, note)
+}
+
+// judgeEntitlementFirst judges the answer to a request sent (what) to a runner
+// whose entitlement is not in force: §4.6's step 2 refusal must win; an
+// answer with the status of a later step (later, stated as step) lost the
+// order, anything else is simply the wrong answer.
+func judgeEntitlementFirst(t *T, ex *wire.Exchange, verb, what string, later int, step string) {
+	switch {
+	case stepTwoAnswer(ex):
+		readFirstNote(t, ex)
+	case ex.Status == later:
+		t.Fail(ex, "with the entitlement %s, POST %s %s answered %s: §4.6 answers the entitlement (step 2: 403 not_entitled or 503 unavailable) before %s",
+			entitlementWords(t.Env), verb, what, ex.Brief(), step)
+	default:
+		t.Fail(ex, "with the entitlement %s, POST %s %s answered %s, not 403 not_entitled or 503 unavailable (§4.6 step 2)",
+			entitlementWords(t.Env), verb, what, ex.Brief())
+	}
 }
 
 // headFirstPost is withheldPost for the order rules: the body follows if the
