@@ -64,12 +64,22 @@ type ruleEntry struct {
 	Needs    []string `json:"needs"`
 	Title    string   `json:"title"`
 	Faults   []string `json:"faults"`
+	// Covers are the traceability rows (checks/traceability.tsv) the rule
+	// checks: the obligations of SPEC.md it stands for.
+	Covers []string `json:"covers"`
 }
 
 func entries(rules []*checks.Rule) []ruleEntry {
 	faults := map[string][]string{}
 	for _, f := range fixtures.Faults() {
 		faults[f.Rule] = append(faults[f.Rule], f.Name)
+	}
+	covers := map[string][]string{}
+	rows, _ := checks.Trace() // a malformed matrix fails the tests, not the listing
+	for _, row := range rows {
+		for _, id := range row.Checks {
+			covers[id] = append(covers[id], row.ID)
+		}
 	}
 	var out []ruleEntry
 	for _, r := range rules {
@@ -81,8 +91,12 @@ func entries(rules []*checks.Rule) []ruleEntry {
 		if fs == nil {
 			fs = []string{}
 		}
+		cv := covers[r.ID]
+		if cv == nil {
+			cv = []string{}
+		}
 		out = append(out, ruleEntry{ID: r.ID, Section: r.Section, Level: r.Level, Keyword: string(r.Keyword),
-			Strength: string(r.Strength()), Advisory: r.Advisory, Needs: needs, Title: r.Title, Faults: fs})
+			Strength: string(r.Strength()), Advisory: r.Advisory, Needs: needs, Title: r.Title, Faults: fs, Covers: cv})
 	}
 	return out
 }

@@ -188,6 +188,7 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 	assert.Equal(t, len(list), len(checks.All()))
 	for _, e := range list {
 		assert.Check(t, e.ID != "" && e.Section != "" && e.Level >= 1 && e.Keyword != "" && e.Title != "", "%+v", e)
+		assert.Check(t, len(e.Faults) > 0 && len(e.Covers) > 0, "%s: a fault that proves it and an obligation it covers", e.ID)
 	}
 	code, out = run(t, "list", "--markdown")
 	assert.Equal(t, code, 0)
