@@ -123,12 +123,8 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			key, r1, answered, ok := answerKey(t, "run", inputs)
+			key, r1, gap, ok := answerKey(t, "run", inputs)
 			if !ok {
-				return
-			}
-			gap, held := keyHeld(t, answered)
-			if !held {
 				return
 			}
 			ex := t.Do(keyedRun(key, reserialised(inputs), "the same key and the same inputs, written in another key order and spacing"))
@@ -192,17 +188,13 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			key, r1, answered, ok := answerKey(t, "run", inputs)
+			key, r1, gap, ok := answerKey(t, "run", inputs)
 			if !ok {
 				return
 			}
 			id, ok := r1["run_id"].(string)
 			if !ok {
 				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
-				return
-			}
-			gap, held := keyHeld(t, answered)
-			if !held {
 				return
 			}
 			ex := t.Do(runRequest("stream", inputs, key, "the same key and inputs, now on stream"))
@@ -246,17 +238,13 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			key, r1, answered, ok := answerKey(t, "stream", inputs)
+			key, r1, gap, ok := answerKey(t, "stream", inputs)
 			if !ok {
 				return
 			}
 			id, ok := r1["run_id"].(string)
 			if !ok {
 				t.Skip("the stream's done event carried no run_id string to look for; 4.3/done-body judges that")
-				return
-			}
-			gap, held := keyHeld(t, answered)
-			if !held {
 				return
 			}
 			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
@@ -325,15 +313,10 @@ func sendConflicting(t *T) (c conflictTrial, ok bool) {
 		return c, false
 	}
 	c.what = what
-	key, first, answered, ok := answerKey(t, "run", c.inputs)
-	if !ok {
+	if c.key, c.first, _, ok = answerKey(t, "run", c.inputs); !ok {
 		return c, false
 	}
-	c.key, c.first = key, first
-	if _, held := keyHeld(t, answered); !held {
-		return c, false
-	}
-	c.second = t.Do(runRequest("run", other, key, "the same key with other valid inputs: "+what))
+	c.second = t.Do(runRequest("run", other, c.key, "the same key with other valid inputs: "+what))
 	switch {
 	case c.second.Is(http.StatusBadRequest, ""):
 		t.Skip("the second inputs (%s) were refused %s; the checker took them for valid, so this says nothing about the key", what, c.second.Brief())
@@ -387,10 +370,11 @@ func keyHeld(t *T, answered time.Time) (string, bool) {
 }
 
 // answerKey sends a valid request of inputs to verb under a fresh
-// Idempotency-Key and returns the key, the result and when it came: the
-// run response, which on stream is what the done event carries. Where no
-// result came it skips the rule (see runBody, doneBody).
-func answerKey(t *T, verb string, inputs map[string]any) (key string, result map[string]any, answered time.Time, ok bool) {
+// Idempotency-Key and returns the key, the result (the run response, which
+// on stream is what the done event carries) and how long ago it came, for
+// messages. Where no result came, or the runner may already have forgotten
+// the key (see keyHeld), it skips the rule (see runBody, doneBody).
+func answerKey(t *T, verb string, inputs map[string]any) (key string, result map[string]any, gap string, ok bool) {
 	key = freshKey()
 	ex := t.Do(runRequest(verb, inputs, key, "a valid "+verb+" under a fresh Idempotency-Key"))
 	if verb == "stream" {
@@ -398,7 +382,11 @@ func answerKey(t *T, verb string, inputs map[string]any) (key string, result map
 	} else {
 		result, ok = runBody(t, ex)
 	}
-	return key, result, time.Now(), ok
+	if !ok {
+		return key, nil, "", false
+	}
+	gap, ok = keyHeld(t, time.Now())
+	return key, result, gap, ok
 }
 
 // doneBody is the run response the done event of a stream answered 200
