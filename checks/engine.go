@@ -64,7 +64,12 @@ func evaluate(ctx context.Context, env *Env, r *Rule) (res Result) {
 	}
 	switch {
 	case len(t.findings) > 0:
-		res.Outcome, res.Findings = r.Strength(), t.findings
+		res.Outcome, res.Findings = Warn, t.findings
+		for _, f := range t.findings {
+			if !f.Inferred {
+				res.Outcome = r.Strength()
+			}
+		}
 	case t.skip != "":
 		res.Outcome, res.Reason = Skip, t.skip
 	default:

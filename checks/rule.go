@@ -27,8 +27,26 @@ const (
 	ShouldNot Keyword = "SHOULD NOT"
 )
 
-// Binding reports whether breaking the keyword fails a runner.
-func (k Keyword) Binding() bool { return k == Must || k == MustNot || k == Required }
+// Binds reports whether the keyword is of the MUST class.
+func (k Keyword) Binds() bool { return k == Must || k == MustNot || k == Required }
+
+// Binding is how a rule's keyword reaches the behaviour it checks, as
+// recorded per row in checks/traceability.tsv. Only a Direct or a Chain
+// binding under a MUST-class keyword can fail a runner; an Inferred one
+// warns and says so.
+type Binding string
+
+// The bindings.
+const (
+	// Direct: a bold MUST / MUST NOT / REQUIRED states the behaviour.
+	Direct Binding = "direct"
+	// Chain: a bold keyword reaches the behaviour through a short chain a
+	// skeptical implementer must accept (Rule.Chain names it in a word).
+	Chain Binding = "chain"
+	// Inferred: only descriptive prose, a table without a keyword, or the
+	// specification's schema states it.
+	Inferred Binding = "inferred"
+)
 
 // Rule is one registry entry.
 type Rule struct {
@@ -41,6 +59,11 @@ type Rule struct {
 	Level int
 	// Keyword is the rule's strength.
 	Keyword Keyword
+	// Binding is how the keyword reaches the behaviour; "" means Direct.
+	Binding Binding
+	// Chain names, in a word or a few, the step from the keyword to the
+	// behaviour where Binding is Chain ("null is no value").
+	Chain string
 	// Title says in a line what a conforming runner does.
 	Title string
 	// Needs are what the probe requires; an unmet need skips the rule with
@@ -64,10 +87,18 @@ type Rule struct {
 
 // Strength is how a broken rule is reported: FAIL or WARN.
 func (r *Rule) Strength() Outcome {
-	if r.Keyword.Binding() && !r.Advisory {
+	if r.Keyword.Binds() && !r.Advisory && r.Binding != Inferred {
 		return Fail
 	}
 	return Warn
+}
+
+// BindingOf is r.Binding, Direct where unset.
+func (r *Rule) BindingOf() Binding {
+	if r.Binding == "" {
+		return Direct
+	}
+	return r.Binding
 }
 
 // NeedNames lists the rule's needs by name.
@@ -106,6 +137,18 @@ func (r *Rule) validate() error {
 	case Must, MustNot, Required, Should, ShouldNot:
 	default:
 		probs = append(probs, "unknown keyword")
+	}
+	switch r.Binding {
+	case "", Direct, Inferred:
+		if r.Chain != "" {
+			probs = append(probs, "a chain is named only for a Chain binding")
+		}
+	case Chain:
+		if r.Chain == "" {
+			probs = append(probs, "a Chain binding names its chain")
+		}
+	default:
+		probs = append(probs, "unknown binding")
 	}
 	if r.Title == "" || r.Probe == nil {
 		probs = append(probs, "title and probe are required")

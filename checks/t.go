@@ -12,6 +12,10 @@ import (
 type Finding struct {
 	Message string
 	Ex      *wire.Exchange
+	// Inferred marks a finding that rests on no bold keyword (a constraint
+	// only the schema or descriptive prose states): it warns even where the
+	// rule's own keyword would fail a runner.
+	Inferred bool
 }
 
 // T is handed to a probe. A probe reports what it saw through Fail, Skip and
@@ -75,6 +79,13 @@ var filler = bytes.Repeat([]byte("x"), 300000)
 // Fail records that the rule is broken, shown by ex (which may be nil).
 func (t *T) Fail(ex *wire.Exchange, format string, args ...any) {
 	t.findings = append(t.findings, Finding{Message: fmt.Sprintf(format, args...), Ex: ex})
+}
+
+// Warn records a finding that only warns whatever the rule's strength: the
+// behaviour it reports is inferred, not bound by a bold keyword. The
+// message should say so.
+func (t *T) Warn(ex *wire.Exchange, format string, args ...any) {
+	t.findings = append(t.findings, Finding{Message: fmt.Sprintf(format, args...), Ex: ex, Inferred: true})
 }
 
 // Skip records that the rule cannot be decided here, and why.
