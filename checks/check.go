@@ -17,6 +17,9 @@ type Options struct {
 	Execute  bool          // --execute
 	Timeout  time.Duration // per request
 	Patience time.Duration // see Config.Patience
+	// Deadline bounds the whole run; past it, the rules not yet decided
+	// SKIP. Zero means DefaultDeadline(Timeout, Execute).
+	Deadline time.Duration
 	Headers  http.Header   // --header
 	Rules    []string      // selection patterns; none selects all
 	Schemas  *schemas.Set  // nil: the embedded set
@@ -44,4 +47,17 @@ func Check(ctx context.Context, o Options) (*Env, []Result, error) {
 		return nil, nil, err
 	}
 	return env, Run(ctx, env, rules), nil
+}
+
+// DefaultDeadline is the whole-run deadline used where none is given: two
+// request timeouts and five seconds, which a conforming runner never comes
+// near, or ten minutes with --execute, where each rule may wait on a real run.
+func DefaultDeadline(timeout time.Duration, execute bool) time.Duration {
+	if execute {
+		return 10 * time.Minute
+	}
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return 2*timeout + 5*time.Second
 }
