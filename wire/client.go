@@ -4,6 +4,14 @@
 // it never follows a redirect, never decompresses, never retries, reads every
 // body under a size cap and gives every request a deadline. Each request and
 // its answer are kept as an Exchange, the evidence a report quotes.
+//
+// Whatever a runner sends, what one Client costs is bounded: in time, by
+// each request's deadline (and the caller's context, which ends a run); in
+// memory, by MaxHeader for a header block, by the body cap for one body,
+// and by the body budget for all of them together, including those being
+// read at the same moment by concurrent probes (see DefaultBodyBudget).
+// Every read streams into bounded buffers; nothing reads to an end it
+// does not know.
 package wire
 
 import (
@@ -14,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,14 +33,18 @@ import (
 // Prefix is the path prefix every Postern verb lives under (§2).
 const Prefix = "/postern/v0/"
 
-// DefaultMaxBody is the cap on any response body the checker reads.
+// DefaultMaxBody is the cap on any one response body the checker reads: a
+// document or refusal of this protocol is a few KiB, and 1 MiB leaves room
+// for a large output while keeping one body's cost small.
 const DefaultMaxBody = 1 << 20
 
-// Client speaks to one runner.
+// Client speaks to one runner. It may be used by many goroutines at once.
 type Client struct {
 	base    *url.URL
 	timeout time.Duration
 	maxBody int64
+	floor   int64 // MinBody, or maxBody where that is smaller
+	budget  *budget
 	extra   http.Header // --header values, sent on every request unless withheld
 	http    *http.Client
 }
@@ -39,8 +52,13 @@ type Client struct {
 // Options configure a Client.
 type Options struct {
 	Timeout time.Duration // per request; 10s when zero
-	MaxBody int64         // response body cap; DefaultMaxBody when zero
-	Headers http.Header   // sent on every request (inbound authentication, §7)
+	MaxBody int64         // one response body's cap; DefaultMaxBody when zero
+	// BodyBudget caps the response body bytes held at once over every
+	// exchange of this client, read or being read: each body's cap is
+	// MaxBody or what is left of the budget, whichever is less, but never
+	// below MinBody. DefaultBodyBudget when zero; negative means none.
+	BodyBudget int64
+	Headers    http.Header // sent on every request (inbound authentication, §7)
 }
 
 // ParseTarget accepts an origin ("http://127.0.0.1:8787") or an origin with
@@ -75,6 +93,9 @@ func New(base *url.URL, o Options) *Client {
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
+	if o.BodyBudget == 0 {
+		o.BodyBudget = DefaultBodyBudget
+	}
 	tr := &http.Transport{
 		Proxy:                  nil, // a conformance probe talks to the runner, not to a proxy in front of it
 		DisableCompression:     true,
@@ -83,12 +104,14 @@ func New(base *url.URL, o Options) *Client {
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
 		DialContext:            (&net.Dialer{Timeout: o.Timeout}).DialContext,
 		TLSHandshakeTimeout:    o.Timeout,
-		MaxResponseHeaderBytes: 64 << 10,
+		MaxResponseHeaderBytes: MaxHeader,
 	}
 	return &Client{
 		base:    base,
 		timeout: o.Timeout,
 		maxBody: o.MaxBody,
+		floor:   min(MinBody, o.MaxBody),
+		budget:  newBudget(o.BodyBudget),
 		extra:   o.Headers.Clone(),
 		http: &http.Client{
 			Transport: tr,
@@ -104,6 +127,13 @@ func (c *Client) Base() *url.URL { return c.base }
 
 // Timeout is the per-request deadline.
 func (c *Client) Timeout() time.Duration { return c.timeout }
+
+// MaxBody is the cap on one response body.
+func (c *Client) MaxBody() int64 { return c.maxBody }
+
+// Retained is how many body bytes the client holds now, against its
+// budget: those kept in exchanges, and those reserved by reads under way.
+func (c *Client) Retained() int64 { return c.budget.held() }
 
 // HeaderValue is the configured value of a header sent on every request
 // (--header), for rules that must look for it where it must not appear. It
@@ -152,13 +182,24 @@ type Exchange struct {
 	ReqBody   []byte
 	Note      string
 
-	Proto     string
-	Status    int
-	Header    http.Header
-	Body      []byte
-	Truncated bool  // the body exceeded the cap
-	Err       error // transport failure: no (complete) answer
-	Elapsed   time.Duration
+	Proto  string
+	Status int
+	Header http.Header
+	Body   []byte
+	// Truncated marks a body cut at Cap (for a stream, at a cap of
+	// StreamLimits): the runner sent more. Body then keeps only its first
+	// KeepTruncated bytes (or Cap, where that is less), evidence enough
+	// for a body no rule can judge whole; a stream keeps its whole events.
+	Truncated bool
+	// Cap is the cap the body was read under: MaxBody, or less where the
+	// client's body budget was running out.
+	Cap     int64
+	Err     error // transport failure: no (complete) answer; see ErrNoAnswer
+	Elapsed time.Duration
+
+	// SSE is the event stream of a 200 answer read by Client.Stream, as
+	// far as it was read; nil otherwise.
+	SSE *SSEStream
 
 	// BodySentLate marks a HeadFirst exchange whose body was sent only after
 	// the runner had not answered its head within the patience.
@@ -169,16 +210,29 @@ type Exchange struct {
 	EnvelopeJudged bool
 }
 
-// ErrNoAnswer is the transport error for a request that got no answer in time.
-var ErrNoAnswer = errors.New("no answer before the deadline")
-
 // Do sends r and reads the answer under the deadline and the body cap. It
 // never returns nil and never panics on a hostile answer: a failure is
-// recorded in Exchange.Err.
+// recorded in Exchange.Err, classified (ErrNoAnswer, ErrRunDeadline, or a
+// TransportError).
 func (c *Client) Do(ctx context.Context, r Request) *Exchange {
-	ex := &Exchange{Method: r.Method, URL: c.base.String() + r.Path, ReqBody: r.Body, Note: r.Note}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	ctx, cancel := withDeadline(ctx, c.timeout)
 	defer cancel()
+	ex, resp, start := c.send(ctx, r)
+	if resp == nil {
+		return ex
+	}
+	defer resp.Body.Close()
+	err := c.readBody(ex, resp.Body, resp.ContentLength)
+	ex.Elapsed = time.Since(start)
+	ex.Err = classify(ctx, err)
+	return ex
+}
+
+// send sends r under ctx and returns the exchange so far, with the head of
+// the answer where one came (resp is nil where none did, and ex.Err says
+// why), and when the request left.
+func (c *Client) send(ctx context.Context, r Request) (*Exchange, *http.Response, time.Time) {
+	ex := &Exchange{Method: r.Method, URL: c.base.String() + r.Path, ReqBody: r.Body, Note: r.Note}
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
@@ -186,7 +240,7 @@ func (c *Client) Do(ctx context.Context, r Request) *Exchange {
 	req, err := http.NewRequestWithContext(ctx, r.Method, ex.URL, body)
 	if err != nil {
 		ex.Err = err
-		return ex
+		return ex, nil, time.Now()
 	}
 	if !r.OmitExtra {
 		for k, vs := range c.extra {
@@ -209,35 +263,30 @@ func (c *Client) Do(ctx context.Context, r Request) *Exchange {
 	resp, err := c.http.Do(req)
 	if err != nil {
 		ex.Elapsed = time.Since(start)
-		ex.Err = classify(err, ctx)
-		return ex
+		ex.Err = classify(ctx, err)
+		return ex, nil, start
 	}
-	defer resp.Body.Close()
 	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
-	ex.Body, ex.Truncated, err = readCapped(resp.Body, c.maxBody)
-	ex.Elapsed = time.Since(start)
-	if err != nil {
-		ex.Err = classify(err, ctx)
-	}
-	return ex
+	return ex, resp, start
 }
 
-func readCapped(r io.Reader, max int64) ([]byte, bool, error) {
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
-	if int64(len(b)) > max {
-		return b[:max], true, err
+// readBody reads body into ex under a cap drawn from the budget, and
+// gives back what it did not keep. contentLength is the announced length,
+// -1 where none was: a body announced within MaxBody reserves only that.
+func (c *Client) readBody(ex *Exchange, body io.Reader, contentLength int64) error {
+	want := c.maxBody
+	if contentLength >= 0 && contentLength < want {
+		want = contentLength
 	}
-	return b, false, err
-}
-
-func classify(err error, ctx context.Context) error {
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return ErrNoAnswer
+	limit := c.budget.take(want, c.floor)
+	var buf bodyBuf
+	truncated, err := buf.readCapped(body, limit, contentLength)
+	keep := int64(-1)
+	if truncated {
+		keep = min(limit, KeepTruncated)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return ErrNoAnswer
-	}
+	ex.Body, ex.Truncated, ex.Cap = buf.bytes(keep), truncated, limit
+	c.budget.give(limit - int64(len(ex.Body)))
 	return err
 }
 
@@ -308,7 +357,7 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 	if late != nil {
 		limit = c.timeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	ctx, cancel := withDeadline(ctx, limit)
 	defer cancel()
 	start := time.Now()
 	defer func() { ex.Elapsed = time.Since(start) }()
@@ -321,24 +370,29 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 			host += ":80"
 		}
 	}
-	var d net.Dialer
+	d := net.Dialer{Timeout: c.timeout}
 	conn, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
-		ex.Err = classify(err, ctx)
+		ex.Err = classify(ctx, err)
 		return ex
 	}
 	if c.base.Scheme == "https" {
 		conn = tls.Client(conn, &tls.Config{ServerName: c.base.Hostname(), NextProtos: []string{"http/1.1"}})
 	}
 	defer conn.Close()
+	// The connection's deadline is the request's; the end of the run (the
+	// parent context, which may be cancelled before any deadline) closes
+	// it, so no read or write outlives the run.
 	dl, _ := ctx.Deadline()
 	_ = conn.SetDeadline(dl)
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
 	var head bytes.Buffer
 	fmt.Fprintf(&head, "POST %s HTTP/1.1\r\nHost: %s\r\n", path, c.base.Host)
 	_ = h.Write(&head)
 	head.WriteString("\r\n")
 	if _, err := conn.Write(head.Bytes()); err != nil {
-		ex.Err = classify(err, ctx)
+		ex.Err = classify(ctx, err)
 		return ex
 	}
 
@@ -350,13 +404,16 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 	select {
 	case <-answered:
 		return ex
+	case <-ctx.Done():
+		<-answered // the AfterFunc has closed the connection; readRaw classified what that cut
+		return ex
 	case <-time.After(wait):
 	}
 	if late == nil {
 		_ = conn.Close() // patience is over: stop the reader
 		<-answered
-		if !ex.Answered() {
-			ex.Err = ErrNoAnswer
+		if !ex.Answered() || ex.Err != nil {
+			ex.Err = ErrNoAnswer // whatever failed did so because the checker hung up
 		}
 		return ex
 	}
@@ -367,24 +424,38 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 	return ex
 }
 
+// maxContinues bounds the 100 Continue answers skipped before the real one.
+const maxContinues = 8
+
 // readRaw reads one answer (skipping any 100 Continue: the body stays
-// withheld) into ex, bounded in size: the raw read has no header cap of its
-// own.
+// withheld) into ex, bounded as Do is: the header block by MaxHeader
+// (all the 100 Continues before it included), the body by a cap drawn
+// from the client's budget.
 func (c *Client) readRaw(ctx context.Context, conn net.Conn, ex *Exchange) {
-	br := bufio.NewReader(io.LimitReader(conn, 64<<10+c.maxBody))
+	lr := &io.LimitedReader{R: conn, N: MaxHeader}
+	br := bufio.NewReader(lr)
 	resp, err := http.ReadResponse(br, nil)
-	for err == nil && resp.StatusCode == http.StatusContinue {
+	for n := 0; err == nil && resp.StatusCode == http.StatusContinue; n++ {
 		resp.Body.Close()
+		if n == maxContinues {
+			err = &TransportError{Class: ErrMalformed, Err: errors.New("too many 100 Continue answers")}
+			break
+		}
 		resp, err = http.ReadResponse(br, nil)
 	}
 	if err != nil {
-		ex.Err = classify(err, ctx)
+		if lr.N <= 0 && ctx.Err() == nil {
+			err = errHeaderTooLarge
+		}
+		ex.Err = classify(ctx, err)
 		return
 	}
-	defer resp.Body.Close()
+	lr.N = math.MaxInt64 // the head is read; the body has its own cap
 	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
-	ex.Body, ex.Truncated, err = readCapped(resp.Body, c.maxBody)
+	err = c.readBody(ex, resp.Body, resp.ContentLength)
+	lr.N = 0 // closing a body read this way drains it: there must be nothing left to drain
+	resp.Body.Close()
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		ex.Err = classify(err, ctx)
+		ex.Err = classify(ctx, err)
 	}
 }

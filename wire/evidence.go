@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -42,9 +44,22 @@ func MediaTypeOf(v string) string {
 }
 
 // JSON decodes the body, keeping numbers exact. ok is false for a body that
-// is not JSON at all.
+// is not JSON at all, and for one holding more than MaxJSONValues values,
+// which the checker declines to decode (ErrJSONTooLarge).
+//
+// Decoding is where a body costs most: a MaxBody body of tiny values
+// ("[0,0,0,…]") decodes to forty times its size. So the values are counted
+// before decoding, and the decoding of large bodies is done a few at a
+// time however many probes ask at once (see bigDecodes).
 func (ex *Exchange) JSON() (v any, err error) {
-	dec := json.NewDecoder(strings.NewReader(string(ex.Body)))
+	if n := jsonValues(ex.Body); n > MaxJSONValues {
+		return nil, fmt.Errorf("%w (%d)", ErrJSONTooLarge, n)
+	}
+	if len(ex.Body) > bigDecode {
+		bigDecodes <- struct{}{}
+		defer func() { <-bigDecodes }()
+	}
+	dec := json.NewDecoder(bytes.NewReader(ex.Body)) // not a string copy: a body may be MaxBody long
 	dec.UseNumber()
 	if err = dec.Decode(&v); err != nil {
 		return nil, err
@@ -53,6 +68,47 @@ func (ex *Exchange) JSON() (v any, err error) {
 		return nil, fmt.Errorf("trailing data after the JSON value")
 	}
 	return v, nil
+}
+
+// MaxJSONValues caps the values (objects, arrays, members and elements)
+// the checker decodes from one body: each costs some eighty bytes decoded,
+// and the documents of this protocol hold a few hundred. A real output of
+// the full body cap in values of any ordinary size stays under it.
+const MaxJSONValues = 64 << 10
+
+// ErrJSONTooLarge is JSON's error for a body of more than MaxJSONValues values.
+var ErrJSONTooLarge = errors.New("the body holds more JSON values than the checker decodes")
+
+// bigDecode is the body size past which decoding waits its turn, and
+// bigDecodes holds the turns: decoding is CPU work, so two at once on
+// a small machine cost no time, and bound the transient memory of decoding
+// however many probes are in flight.
+const bigDecode = 64 << 10
+
+var bigDecodes = make(chan struct{}, 2)
+
+// jsonValues counts, cheaply and without allocating, an upper bound on the
+// values a JSON text holds: one, plus each '{', '[' and ',' outside strings.
+func jsonValues(b []byte) int {
+	n, inString, escaped := 1, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[' || c == ',':
+			n++
+		}
+	}
+	return n
 }
 
 // Object decodes the body as a JSON object, or returns nil.
