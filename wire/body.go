@@ -13,8 +13,8 @@ import (
 // cap, a runner that answers every request with a body at MaxBody would
 // cost MaxBody times the number of requests (~95 MiB for a default run).
 //
-// 12 MiB is a thousand times what a conforming runner's whole run holds
-// (its documents and refusals are a few KiB each), and is sized for issue
+// 12 MiB is hundreds of times what a conforming runner's whole run holds
+// (~20 KiB: its documents and refusals are small), and is sized for issue
 // 6's goal of a 48 MiB peak heap against any runner: what the budget
 // holds, plus the garbage collector's headroom over it (the heap grows to
 // about twice what is live before a collection), plus the transient cost
@@ -41,13 +41,16 @@ const MaxHeader = 64 << 10
 
 // budget is the bytes a Client may still hold: left falls as bodies are
 // reserved and rises as what a finished read did not keep is given back.
-// It may go below zero only by floors (see take), which bounds what is
-// retained at the budget plus MinBody for each body read after it ran out.
+// It may go below zero only by floors (see take) and by header blocks
+// (charged whole, see keepHead), which bounds what is retained at the
+// budget plus, for each exchange after it ran out, MinBody (KeepTruncated
+// where the body was cut) and the header.
 type budget struct {
 	mu        sync.Mutex
 	unlimited bool
 	size      int64
 	left      int64
+	peak      int64 // the most held at once, for tests
 }
 
 func newBudget(size int64) *budget {
@@ -67,6 +70,7 @@ func (b *budget) take(want, floor int64) int64 {
 	defer b.mu.Unlock()
 	g := min(want, max(b.left, floor))
 	b.left -= g
+	b.peak = max(b.peak, b.size-b.left)
 	return g
 }
 
@@ -104,6 +108,8 @@ type bodyBuf struct {
 	tailN  int
 }
 
+// A body of unknown length is read into chunks of 4 KiB, doubling to
+// 64 KiB: a small answer costs little, a large one few allocations.
 const (
 	firstChunk = 4 << 10
 	maxChunk   = 64 << 10

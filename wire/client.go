@@ -266,8 +266,38 @@ func (c *Client) send(ctx context.Context, r Request) (*Exchange, *http.Response
 		ex.Err = classify(ctx, err)
 		return ex, nil, start
 	}
-	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
+	if err := c.keepHead(ex, resp); err != nil {
+		resp.Body.Close()
+		ex.Elapsed = time.Since(start)
+		ex.Err = err
+		return ex, nil, start
+	}
 	return ex, resp, start
+}
+
+// MaxHeaderFields caps the distinct header fields of an answer. MaxHeader
+// bounds a header block's bytes, but not what it costs parsed: 64 KiB of
+// three-letter names is eleven thousand fields, a MiB of map once parsed,
+// and every exchange is kept. A real server sends a few dozen.
+const MaxHeaderFields = 256
+
+// keepHead records the head of resp in ex, or refuses it as too large.
+// What the header holds is charged to the body budget (it is kept with
+// the exchange, as a body is), so bodies read later get less of it.
+func (c *Client) keepHead(ex *Exchange, resp *http.Response) error {
+	if n := len(resp.Header); n > MaxHeaderFields {
+		return &TransportError{Class: ErrHeaderTooLarge, Err: fmt.Errorf("%d header fields, more than the %d the checker keeps", n, MaxHeaderFields)}
+	}
+	var cost int64
+	for k, vs := range resp.Header {
+		cost += int64(len(k)) + 64 // the name, its map slot and its slice
+		for _, v := range vs {
+			cost += int64(len(v)) + 16
+		}
+	}
+	c.budget.take(cost, cost)
+	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
+	return nil
 }
 
 // readBody reads body into ex under a cap drawn from the budget, and
@@ -451,7 +481,12 @@ func (c *Client) readRaw(ctx context.Context, conn net.Conn, ex *Exchange) {
 		return
 	}
 	lr.N = math.MaxInt64 // the head is read; the body has its own cap
-	ex.Proto, ex.Status, ex.Header = resp.Proto, resp.StatusCode, resp.Header
+	if err := c.keepHead(ex, resp); err != nil {
+		lr.N = 0
+		resp.Body.Close()
+		ex.Err = err
+		return
+	}
 	err = c.readBody(ex, resp.Body, resp.ContentLength)
 	lr.N = 0 // closing a body read this way drains it: there must be nothing left to drain
 	resp.Body.Close()
