@@ -156,14 +156,15 @@ func (b *bodyBuf) write(p []byte) {
 }
 
 func (b *bodyBuf) remember(p []byte) {
-	for _, c := range p {
-		if b.tailN == len(b.tail) {
-			copy(b.tail[:], b.tail[1:])
-			b.tailN--
-		}
-		b.tail[b.tailN] = c
-		b.tailN++
+	if len(p) >= len(b.tail) {
+		b.tailN = copy(b.tail[:], p[len(p)-len(b.tail):])
+		return
 	}
+	if keep := len(b.tail) - len(p); b.tailN > keep {
+		copy(b.tail[:], b.tail[b.tailN-keep:b.tailN])
+		b.tailN = keep
+	}
+	b.tailN += copy(b.tail[b.tailN:], p)
 }
 
 // endsBlank reports whether what was read ends with a blank line, in any

@@ -52,8 +52,10 @@ func MediaTypeOf(v string) string {
 // before decoding, and the decoding of large bodies is done a few at a
 // time however many probes ask at once (see bigDecodes).
 func (ex *Exchange) JSON() (v any, err error) {
-	if n := jsonValues(ex.Body); n > MaxJSONValues {
-		return nil, fmt.Errorf("%w (%d)", ErrJSONTooLarge, n)
+	if len(ex.Body) >= MaxJSONValues { // jsonValues counts one a byte at most
+		if n := jsonValues(ex.Body); n > MaxJSONValues {
+			return nil, fmt.Errorf("%w (%d)", ErrJSONTooLarge, n)
+		}
 	}
 	if len(ex.Body) > bigDecode {
 		bigDecodes <- struct{}{}
