@@ -64,7 +64,7 @@ func entitlementWords(e *Env) string {
 // needEntitled is met where the entitlement is in force. Elsewhere a
 // conforming runner refuses every run at §4.6 step 2, before it reads
 // the inputs, and the order rules judge that instead.
-var needEntitled = Need{"entitled", func(e *Env) string {
+var needEntitled = Need{Name: "entitled", Check: func(e *Env) string {
 	if e.Status.Obj == nil {
 		return "GET status gave no JSON object, so whether the entitlement is in force is unknown"
 	}

@@ -21,20 +21,20 @@ var distributorOnly = map[string]bool{"withdrawn": true}
 // §2.1 Errors: swept over every refusal the other rules provoked.
 var section2_1 = []*Rule{
 	{
-		ID: "2.1/envelope", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
+		ID: "2.1/envelope", Section: "2.1", Level: 1, Keyword: Must, Evidence: true,
 		Title: "every refusal under /postern/v0/ carries the error envelope",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, body any) {
 				if !ex.EnvelopeJudged {
-					t.schemaFindings("error", ex, body)
+					schemaFindings(t, "error", ex, body)
 				}
 			})
 		},
 	},
 	{
-		ID: "2.1/envelope-closed", Section: "2.1", Level: 1, Keyword: MustNot, Sweep: true,
-		Title: "nothing stands beside error at the root of a refusal",
-		Owns:  []string{"error:/*#additionalProperties", "error:/*#false"},
+		ID: "2.1/envelope-closed", Section: "2.1", Level: 1, Keyword: MustNot, Evidence: true,
+		Title:  "nothing stands beside error at the root of a refusal",
+		Claims: []Claim{{Doc: "error", Path: "/*", Keyword: "additionalProperties"}, {Doc: "error", Path: "/*", Keyword: "false"}},
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, body any) {
 				m, _ := body.(map[string]any)
@@ -52,7 +52,7 @@ var section2_1 = []*Rule{
 		},
 	},
 	{
-		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
+		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Evidence: true,
 		Title: "each defined error code travels on its own HTTP status",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
@@ -70,9 +70,9 @@ var section2_1 = []*Rule{
 		},
 	},
 	{
-		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
-		Title: "a runner refuses only with the runner-side codes §2.1 defines",
-		Owns:  []string{"error:/error/code#enum"},
+		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Evidence: true,
+		Title:  "a runner refuses only with the runner-side codes §2.1 defines",
+		Claims: []Claim{{Doc: "error", Path: "/error/code", Keyword: "enum"}},
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
 				c := ex.ErrorCode()
@@ -94,7 +94,7 @@ var section2_1 = []*Rule{
 // it alone, the other sweeps judge it like any other.
 func sweep(t *T, judge func(ex *wire.Exchange, body any)) {
 	n := 0
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Evidence() {
 		if !isRefusal(ex) {
 			continue
 		}

@@ -23,8 +23,6 @@ const (
 	allowCredentials = "Access-Control-Allow-Credentials"
 )
 
-// needIdempotentRetry is met where status declares idempotent_retry.
-
 // §2.3 Browser clients: the preflight, the headers that admit an origin,
 // and the origins a runner must never admit. (The media-type rules of §2.3
 // live in s2_3_media.go.)
@@ -118,7 +116,7 @@ var section2_3 = []*Rule{
 		Probe: probeActualResponses,
 	},
 	{
-		ID: "2.3/no-wildcard", Section: "2.3", Level: 1, Keyword: MustNot, Sweep: true,
+		ID: "2.3/no-wildcard", Section: "2.3", Level: 1, Keyword: MustNot, Evidence: true,
 		Title: "no answer carries Access-Control-Allow-Origin: *",
 		Probe: probeNoWildcard,
 	},
@@ -141,7 +139,7 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/no-allow-credentials", Section: "2.3", Level: 1, Keyword: ShouldNot, Sweep: true,
+		ID: "2.3/no-allow-credentials", Section: "2.3", Level: 1, Keyword: ShouldNot, Evidence: true,
 		Title: "no answer carries Access-Control-Allow-Credentials",
 		Probe: probeNoCredentials,
 	},
@@ -248,7 +246,7 @@ func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
 func probeUnconditional(t *T) {
 	var state string
 	if t.Env.Status.Obj != nil {
-		state = Str(t.StatusDoc(), "entitlement", "state")
+		state = Str(t.Env.Status.Obj, "entitlement", "state")
 	}
 	for _, verb := range []string{"run", "stream"} {
 		ex := t.Do(preflight(t, verb, t.Env.Origin))
@@ -283,7 +281,7 @@ func probeUnconditional(t *T) {
 // to it so far has carried Access-Control-Allow-Origin: a runner that was
 // never told of the origin answers it exactly so, breaking no rule.
 func originHint(t *T) string {
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Session().Exchanges() {
 		if ex.ReqHeader.Get("Origin") == t.Env.Origin && len(ex.Header.Values(allowOrigin)) > 0 {
 			return ""
 		}
@@ -465,7 +463,7 @@ const maxSweepFindings = 3
 // every other's, and fails those it reports, up to maxSweepFindings.
 func sweepHeaders(t *T, bad func(ex *wire.Exchange) string) {
 	n, failed := 0, 0
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Evidence() {
 		if !ex.Answered() || !strings.Contains(ex.URL, wire.Prefix) {
 			continue
 		}

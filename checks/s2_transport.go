@@ -55,7 +55,7 @@ var section2 = []*Rule{
 					// The envelope is there: its shape is judged here, as
 					// 2.1/envelope judges every other refusal's.
 					v, _ := ex.JSON()
-					t.schemaFindings("error", ex, v)
+					schemaFindings(t, "error", ex, v)
 				}
 			}
 		},

@@ -280,7 +280,7 @@ func keyAfterValidation(t *T) string {
 	if why := needValidationSafe.Check(t.Env); why != "" {
 		return "no request failing validation was sent: " + why
 	}
-	in := readInputs(t.DescribeDoc())
+	in := readInputs(t.Env.Describe.Obj)
 	bad, what, why := in.failingValidation()
 	if why != "" {
 		return "no request failing validation was sent: " + why
@@ -305,7 +305,7 @@ func keyAfterValidation(t *T) string {
 	case again.Status != http.StatusBadRequest:
 		return fmt.Sprintf("the refusable request sent after the validation refusal was answered %s; only a 400 or a 409 says anything about the key", again.Brief())
 	}
-	valid, why := validInputs(t.DescribeDoc(), false)
+	valid, why := validInputs(t.Env.Describe.Obj, false)
 	if why != "" {
 		t.Note("no valid request followed under the key: %s", why)
 		return ""
@@ -392,12 +392,12 @@ func malformedBodies(t *T) []struct{ body, what string } {
 		{`["conformance probe 4.2/malformed-body"]`, "a JSON array where an object belongs"},
 		{`"conformance probe 4.2/malformed-body"`, "a JSON string where an object belongs"},
 	}
-	if d, ok := readInputs(t.DescribeDoc()).firstRequired(); ok {
+	if d, ok := readInputs(t.Env.Describe.Obj).firstRequired(); ok {
 		b, _ := json.Marshal(map[string]any{"input": map[string]any{d.key: "conformance probe 4.2/malformed-body"}})
 		return append(bodies, struct{ body, what string }{string(b), "an object with no inputs member"})
 	}
 	why := "describe declares no required input"
-	if t.DescribeDoc() == nil {
+	if t.Env.Describe.Obj == nil {
 		why = "describe could not be read to find a required input"
 	}
 	t.Note("an object with no inputs member was not sent: %s, and a runner reading the absent member as an empty map could run the agent", why)
@@ -411,7 +411,7 @@ func valueRule(id, title string, build func(*inputSet) ([]inputCase, string)) *R
 		ID: id, Section: "4.2", Level: 2, Keyword: Must, Title: title,
 		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
 		Probe: func(t *T) {
-			cases, why := build(readInputs(t.DescribeDoc()))
+			cases, why := build(readInputs(t.Env.Describe.Obj))
 			if why != "" {
 				t.Skip("%s", why)
 				return
@@ -426,7 +426,7 @@ func valueRule(id, title string, build func(*inputSet) ([]inputCase, string)) *R
 // requiredOrSkip is describe's inputs and the first required one; where
 // there is none it skips the rule, which would toDo with one.
 func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
-	in := readInputs(t.DescribeDoc())
+	in := readInputs(t.Env.Describe.Obj)
 	d, ok := in.firstRequired()
 	if !ok {
 		t.Skip("describe declares no required input to %s", toDo)
@@ -436,7 +436,7 @@ func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
 
 // needValidationSafe is met where a request whose only defect is a value
 // cannot start the agent, or where the user has allowed that.
-var needValidationSafe = Need{"validation-safe", func(e *Env) string {
+var needValidationSafe = Need{Name: "validation-safe", Check: func(e *Env) string {
 	if e.Execute || credentialPublishedMissing(e) {
 		return ""
 	}

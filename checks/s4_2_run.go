@@ -41,14 +41,14 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "the 200 answer to a valid run is not JSON (%v); §4.2 requires a run response object", err)
 				return
 			}
-			t.schemaFindings("run-response", ex, body)
+			schemaFindings(t, "run-response", ex, body)
 		},
 	},
 	{
 		ID: "4.2/output-type", Section: "4.2", Level: 2, Keyword: Must,
-		Title: "a run's output carries the output.type describe declares",
-		Needs: runNeeds(),
-		Owns:  []string{"run-response:/output"},
+		Title:  "a run's output carries the output.type describe declares",
+		Needs:  runNeeds(),
+		Claims: []Claim{{Doc: "run-response", Path: "/output"}},
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "run")
 			if !ok {
@@ -58,8 +58,8 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			t.schemaFindings("run-response", ex, body)
-			probs, notes := outputMismatch(t.DescribeDoc(), body["output"])
+			schemaFindings(t, "run-response", ex, body)
+			probs, notes := outputMismatch(t.Env.Describe.Obj, body["output"])
 			for _, p := range probs {
 				t.Fail(ex, "run: %s (§4.1.4, §4.2)", p)
 			}
@@ -307,7 +307,7 @@ func sendConflicting(t *T) (c conflictTrial, ok bool) {
 	if c.inputs, ok = validOrSkip(t, false); !ok {
 		return c, false
 	}
-	other, what, ok := readInputs(t.DescribeDoc()).otherInputs(c.inputs)
+	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
 	if !ok {
 		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
 		return c, false
@@ -361,7 +361,7 @@ func judgeReplay(t *T, ex *wire.Exchange, first map[string]any, repeat string) {
 // runner forget a key after any window it chooses).
 func keyHeld(t *T, answered time.Time) (string, bool) {
 	gap := time.Since(answered)
-	v, _ := Path(t.StatusDoc(), "limits", "idempotency_retention_seconds")
+	v, _ := Path(t.Env.Status.Obj, "limits", "idempotency_retention_seconds")
 	if n, ok := AsInt(v); ok && gap > time.Duration(n)*time.Second {
 		t.Skip("the key was answered %s ago, longer than the %ds status.limits.idempotency_retention_seconds declares: the runner may have forgotten it", gap.Round(time.Millisecond), n)
 		return "", false
@@ -408,7 +408,7 @@ func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 }
 
 // needRunnable is met where status predicts a valid run reaches the agent.
-var needRunnable = Need{"runnable", func(e *Env) string {
+var needRunnable = Need{Name: "runnable", Check: func(e *Env) string {
 	if why := needEntitled.Check(e); why != "" {
 		return why
 	}
@@ -466,7 +466,7 @@ func sendValid(t *T, verb string) (*wire.Exchange, bool) {
 // validOrSkip is validInputs, or false after skipping the rule where no
 // valid inputs can be built.
 func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
-	inputs, why := validInputs(t.DescribeDoc(), optionals)
+	inputs, why := validInputs(t.Env.Describe.Obj, optionals)
 	if why != "" {
 		t.Skip("%s", why)
 		return nil, false
@@ -492,7 +492,7 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 		if m, ok := Path(mustObject(ex.ReqBody), "inputs"); ok {
 			inputs, _ = m.(map[string]any)
 		}
-		if unsure := readInputs(t.DescribeDoc()).unreadablePatterns(inputs); len(unsure) > 0 {
+		if unsure := readInputs(t.Env.Describe.Obj).unreadablePatterns(inputs); len(unsure) > 0 {
 			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
 				verb, ex.Brief(), strings.Join(unsure, ", "))
 			return false

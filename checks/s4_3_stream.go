@@ -180,9 +180,9 @@ var section4_3 = []*Rule{
 	},
 	{
 		ID: "4.3/no-latency-on-started", Section: "4.3", Level: 3, Keyword: MustNot,
-		Title: "a step event with status started carries no latency_ms",
-		Needs: runNeeds(),
-		Owns:  []string{"stream-event/step:/latency_ms#false"},
+		Title:  "a step event with status started carries no latency_ms",
+		Needs:  runNeeds(),
+		Claims: []Claim{{Doc: "stream-event/step", Path: "/latency_ms", Keyword: "false"}},
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			for i, ev := range s.Events {
 				p := payload(&s.Events[i])
@@ -206,7 +206,7 @@ var section4_3 = []*Rule{
 				if err != nil {
 					continue // 4.3/framing judges a payload that is not JSON
 				}
-				t.schemaFindings("stream-event/"+ev.Name, ex, v)
+				schemaFindings(t, "stream-event/"+ev.Name, ex, v)
 			}
 		}),
 	},
@@ -229,7 +229,7 @@ var section4_3 = []*Rule{
 					t.Fail(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
 				}
 				m, _ := v.(map[string]any)
-				probs, notes := outputMismatch(t.DescribeDoc(), m["output"])
+				probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])
 				for _, p := range probs {
 					t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
 				}
@@ -275,13 +275,13 @@ var section4_3 = []*Rule{
 
 // needBytesOutput and needTextOutput split runners by describe's output.type.
 var (
-	needBytesOutput = Need{"bytes-output", func(e *Env) string {
+	needBytesOutput = Need{Name: "bytes-output", Check: func(e *Env) string {
 		if e.Describe.Obj == nil || Str(e.Describe.Obj, "output", "type") != "bytes" {
 			return "applies where describe declares output.type bytes"
 		}
 		return ""
 	}}
-	needTextOutput = Need{"not-bytes-output", func(e *Env) string {
+	needTextOutput = Need{Name: "not-bytes-output", Check: func(e *Env) string {
 		if e.Describe.Obj != nil && Str(e.Describe.Obj, "output", "type") == "bytes" {
 			return "describe declares a bytes output, which streams no delta at all; 4.1.4/bytes-no-delta judges that"
 		}
