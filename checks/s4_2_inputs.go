@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -235,13 +236,13 @@ var section4_2 = []*Rule{
 // too, since a runner may bind a key as soon as the body parses.
 func probeRefusalBindsNoKey(t *T) {
 	var unjudged []string
-	for _, part := range []func(*T) string{keyAfterMalformed, keyAfterValidation} {
+	for _, part := range []func(*T) string{keyAfterMalformed, keyAfterParsed, keyAfterValidation} {
 		if why := part(t); why != "" {
 			unjudged = append(unjudged, why)
 		}
 	}
 	switch {
-	case len(unjudged) == 2 && !t.Failed():
+	case len(unjudged) == 3 && !t.Failed():
 		t.Skip("%s", strings.Join(unjudged, "; "))
 	default:
 		for _, why := range unjudged {
@@ -268,6 +269,42 @@ func keyAfterMalformed(t *T) string {
 	}
 	return ""
 }
+
+// keyAfterParsed: two requests whose bodies parse and which both lack a
+// required input, so that neither can run, the second with other inputs
+// than the first, under one key. A runner that records a key with its
+// inputs once the body parses, before it validates, answers the second
+// 409: the refusal bound the key. It returns why nothing was judged, or "".
+func keyAfterParsed(t *T) string {
+	in := readInputs(t.Env.Describe.Obj)
+	d, ok := in.firstRequired()
+	if !ok {
+		return "describe declares no required input, so no parsed request certain to be refused was sent"
+	}
+	first, second := in.missingCase(d.key, false), in.missingCase(d.key, true)
+	if reflect.DeepEqual(first.inputs, second.inputs) {
+		second = second.with(unknownInputKey, "x", second.what+", and an input describe does not declare")
+	}
+	key := freshKey()
+	ex := t.Do(runRequest("run", first.inputs, key, first.what+"; a fresh Idempotency-Key"))
+	if ex.Status != http.StatusBadRequest {
+		return fmt.Sprintf("the first request lacking %s was answered %s rather than 400, so no refusal of a parsed body was made to test the key against (4.2/missing-input judges that answer)",
+			d.key, ex.Brief())
+	}
+	again := t.Do(runRequest("run", second.inputs, key, second.what+"; other inputs, still lacking "+d.key+", under the Idempotency-Key of the request just refused"))
+	switch {
+	case again.Status == http.StatusConflict:
+		t.Fail(again, "a request whose body parsed was refused 400 for lacking %s; another, with other inputs and still lacking it, was sent under the same Idempotency-Key and answered %s: the refusal bound the key to its inputs, though it executed nothing (§4.2)",
+			d.key, again.Brief())
+	case again.Status != http.StatusBadRequest:
+		return fmt.Sprintf("the second request lacking %s was answered %s; only a 400 or a 409 says anything about the key", d.key, again.Brief())
+	}
+	return ""
+}
+
+// unknownInputKey is an input no describe declares, added where a second
+// set of inputs must differ from the first and nothing else can.
+const unknownInputKey = "undeclared-input"
 
 // keyAfterValidation: a request failing validation under a fresh key, then
 // one missing a required input (or malformed, where nothing is required)
