@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 	"slices"
 )
 
@@ -119,13 +120,10 @@ func credentialNames(describe map[string]any) []string {
 	return out
 }
 
-// verbLevel is the level at which §3 has a runner implement each POST verb.
-var verbLevel = map[string]int{"run": 2, "stream": 3}
-
 // aboveDeclaredLevel reports whether verb sits above the level status
 // declares (never, where it declares none).
 func aboveDeclaredLevel(e *Env, verb string) bool {
-	need := verbLevel[verb]
+	need := protocol.LevelOf(verb)
 	return need > 0 && e.Level > 0 && e.Level < need
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // strangerOrigin is an origin no runner is configured with: .invalid is
@@ -590,7 +591,7 @@ func probeUnconfigured(t *T) {
 	// A runner may decide the origin on POST answers apart from the rest; a
 	// body that is not an object of inputs keeps the call refusable.
 	for _, verb := range []string{"run", "stream"} {
-		if t.Env.Level < verbLevel[verb] {
+		if t.Env.Level < protocol.LevelOf(verb) {
 			continue
 		}
 		r := withOrigin(wire.PostJSON(verb, malformedRunBody), strangerOrigin, "a cross-origin "+verb+" whose inputs is not an object: refused by any runner")

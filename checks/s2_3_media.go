@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -126,8 +127,13 @@ func probeMediaType(t *T, verb string) {
 	var judge []*wire.Exchange
 	var whats, busy []string
 	pastGrace := false
-	for _, l := range nonJSONLabels {
-		ex := withheldPost(t, verb, l.label, l.what+"; body withheld")
+	// Sent side by side: a runner that reads every body first makes each
+	// wait out the patience, and the waits then overlap.
+	exs := t.SideBySide(len(nonJSONLabels), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange {
+		return s.Withheld(ctx, wire.Prefix+verb, labelled(nonJSONLabels[i].label), announced, engine.ExpectAnswer, nonJSONLabels[i].what+"; body withheld")
+	})
+	for i, l := range nonJSONLabels {
+		ex := exs[i]
 		if pastGrace = skipPastGrace(t, ex); pastGrace {
 			break
 		}

@@ -293,11 +293,16 @@ const plainLabel = "text/plain;charset=UTF-8"
 // withheldPost sends the head of a POST to verb labelled contentType ("" for
 // no Content-Type) and withholds the body (wire.Client.Withheld).
 func withheldPost(t *T, verb, contentType, note string) *wire.Exchange {
+	return t.Withheld(wire.Prefix+verb, labelled(contentType), announced, engine.ExpectAnswer, note)
+}
+
+// labelled is a header carrying contentType, or none for "".
+func labelled(contentType string) http.Header {
 	h := http.Header{}
 	if contentType != "" {
 		h.Set("Content-Type", contentType)
 	}
-	return t.Withheld(wire.Prefix+verb, h, announced, engine.ExpectAnswer, note)
+	return h
 }
 
 // judgeEntitlementFirst judges the answer to a request sent (what) to a runner
@@ -322,11 +327,7 @@ func judgeEntitlementFirst(t *T, ex *wire.Exchange, verb, what string, later int
 // come before the body is read (§2.3, §4.2); the level and the entitlement
 // may be decided after it, as long as they win.
 func headFirstPost(t *T, verb, contentType, note string) *wire.Exchange {
-	h := http.Header{}
-	if contentType != "" {
-		h.Set("Content-Type", contentType)
-	}
-	return t.HeadFirst(wire.Prefix+verb, h, filler, note)
+	return t.HeadFirst(wire.Prefix+verb, labelled(contentType), filler, note)
 }
 
 // readFirstNote says that the runner read the body before its answer.

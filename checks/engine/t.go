@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"sync"
 
 	"github.com/sigrix-io/postern-conformance/wire"
 )
@@ -62,6 +63,25 @@ func (t *T[E]) HeadFirst(path string, h http.Header, body []byte, note string) *
 	ex := t.run.sess.HeadFirst(t.Ctx, path, h, body, note)
 	t.sent = append(t.sent, ex)
 	return ex
+}
+
+// SideBySide runs send(i) for every i below n at once, within the session's
+// bound on requests in flight, and records the exchanges as evidence in the
+// order of i: for a probe whose requests are independent and each of which
+// may have to wait. send only sends, through s and ctx; it reports nothing.
+func (t *T[E]) SideBySide(n int, send func(i int, s *Session, ctx context.Context) *wire.Exchange) []*wire.Exchange {
+	out := make([]*wire.Exchange, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = send(i, t.run.sess, t.Ctx)
+		}()
+	}
+	wg.Wait()
+	t.sent = append(t.sent, out...)
+	return out
 }
 
 // Cite adds to this rule's evidence an exchange sent elsewhere (by a fact,
