@@ -64,3 +64,23 @@ func TestFrameworkPreflightAnswersAreUnhandled(t *testing.T) {
 		assert.Equal(t, got["2.3/preflight-run"].Outcome, checks.Fail, "%d: %s", status, describe(got["2.3/preflight-run"]))
 	}
 }
+
+// An Evidence rule judges what every probing rule of the registry sent,
+// selected or not: --rule does not change its input, so it does not change
+// its verdict.
+func TestEvidenceRulesJudgeTheSameWhateverIsSelected(t *testing.T) {
+	for _, c := range []struct{ fault, rule string }{
+		{"envelope-no-message", "2.1/envelope"},
+		{"stream-422", "2.1/code-status"},
+		{"stranger-wildcard", "2.3/no-wildcard"},
+	} {
+		srv, err := fixtures.Start(fixtures.Config{Faults: []string{c.fault}}, 0)
+		assert.NilError(t, err)
+		_, alone, err := checks.Check(context.Background(), checks.Options{Target: srv.URL, Origin: fixtures.AllowedOrigin,
+			Timeout: 5 * time.Second, Rules: []string{c.rule}})
+		srv.Close()
+		assert.NilError(t, err)
+		assert.Equal(t, len(alone), 1)
+		assert.Equal(t, alone[0].Outcome, checks.Fail, "%s selected alone: %s", c.rule, describe(alone[0]))
+	}
+}
