@@ -52,6 +52,9 @@ func Parse(r io.Reader, file string) (*Baseline, error) {
 	for sc.Scan() {
 		n++
 		entry := sc.Text()
+		if n == 1 {
+			entry = strings.TrimPrefix(entry, "\uFEFF") // an editor's byte-order mark
+		}
 		if i := strings.IndexByte(entry, '#'); i >= 0 {
 			entry = entry[:i]
 		}

@@ -23,7 +23,7 @@ func ids(t *testing.T) (a, b, c string) {
 
 func TestParse(t *testing.T) {
 	a, b, _ := ids(t)
-	text := "# a comment\n\n  " + a + "  # why it is excused\n" + b + "\r\n" + a + "\n"
+	text := "\uFEFF# a comment\n\n  " + a + "  # why it is excused\n" + b + "\r\n" + a + "\n"
 	bl, err := Parse(strings.NewReader(text), "ci/baseline.txt")
 	assert.NilError(t, err)
 	assert.Check(t, bl.Excuses(a) && bl.Excuses(b))
@@ -31,6 +31,10 @@ func TestParse(t *testing.T) {
 	assert.Check(t, is.Len(bl.IDs(), 2), "a repeated entry counts once")
 	assert.DeepEqual(t, bl.Set(), map[string]bool{a: true, b: true})
 	assert.Equal(t, bl.entries[a], 3, "an entry remembers the first line that lists it")
+
+	bl, err = Parse(strings.NewReader("\uFEFF"+b+"\n"), "")
+	assert.NilError(t, err, "a byte-order mark before the first entry")
+	assert.Check(t, bl.Excuses(b))
 }
 
 func TestParseNamesFileAndLine(t *testing.T) {
