@@ -32,8 +32,12 @@ type Session struct {
 	runCtx  context.Context
 }
 
-// DefaultInFlight bounds the requests a run has in flight at once.
-const DefaultInFlight = 12
+// DefaultInFlight bounds the requests a run has in flight at once. More
+// would gain a fast runner little, and would overflow the listen backlog
+// of many a small server (Python's socketserver queues five connections):
+// a connection the kernel drops is retried only a second later, which
+// costs the check that second.
+const DefaultInFlight = 6
 
 // DefaultMinWait is the floor of an earned wait: a target deciding on a
 // request head takes well under it over loopback.
