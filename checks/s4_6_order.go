@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
@@ -289,12 +288,6 @@ func verbsServed(t *T) []string {
 // plainLabel is the label a browser gives a string body it posts
 // cross-origin without a preflight (§2.3).
 const plainLabel = "text/plain;charset=UTF-8"
-
-// withheldPost sends the head of a POST to verb labelled contentType ("" for
-// no Content-Type) and withholds the body (wire.Client.Withheld).
-func withheldPost(t *T, verb, contentType, note string) *wire.Exchange {
-	return t.Withheld(wire.Prefix+verb, labelled(contentType), announced, engine.ExpectAnswer, note)
-}
 
 // labelled is a header carrying contentType, or none for "".
 func labelled(contentType string) http.Header {
