@@ -20,9 +20,9 @@ type Options struct {
 	// Deadline bounds the whole run; past it, the rules not yet decided
 	// SKIP. Zero means DefaultDeadline(Timeout, Execute).
 	Deadline time.Duration
-	Headers  http.Header   // --header
-	Rules    []string      // selection patterns; none selects all
-	Schemas  *schemas.Set  // nil: the embedded set
+	Headers  http.Header  // --header
+	Rules    []string     // selection patterns; none selects all
+	Schemas  *schemas.Set // nil: the embedded set
 }
 
 // Check runs the selected rules against a runner. An error means the runner

@@ -52,8 +52,8 @@ var section2_1 = []*Rule{
 		},
 	},
 	{
-		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
-		Title: "each defined error code travels on its own HTTP status",
+		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred, Sweep: true,
+		Title: "each defined error code travels on the HTTP status §2.1's table gives it (inferred: the table carries no keyword)",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
 				c := ex.ErrorCode()
@@ -64,14 +64,14 @@ var section2_1 = []*Rule{
 					return
 				}
 				if want, ok := codeStatus[c]; ok && want != ex.Status {
-					t.Fail(ex, "%s: code %s rides %d, and §2.1 gives it %d", ex.RequestLine(), c, ex.Status, want)
+					t.Fail(ex, "%s: code %s rides %d, and §2.1's table gives it %d (inferred: the table carries no keyword)", ex.RequestLine(), c, ex.Status, want)
 				}
 			})
 		},
 	},
 	{
-		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
-		Title: "a runner refuses only with the runner-side codes §2.1 defines",
+		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred, Sweep: true,
+		Title: "a runner refuses only with the runner-side codes §2.1 defines (inferred: the table and the schema list them, no keyword forbids another)",
 		Owns:  []string{"error:/error/code#enum"},
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
@@ -79,9 +79,9 @@ var section2_1 = []*Rule{
 				switch {
 				case c == "":
 				case distributorOnly[c]:
-					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner", ex.RequestLine(), c)
+					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner (inferred: §2.1's table says so without a keyword)", ex.RequestLine(), c)
 				case codeStatus[c] == 0:
-					t.Fail(ex, "%s: %q is not a code Postern 0.1 defines", ex.RequestLine(), c)
+					t.Fail(ex, "%s: %q is not a code Postern 0.1 defines (inferred: no keyword forbids a code the table lacks)", ex.RequestLine(), c)
 				}
 			})
 		},

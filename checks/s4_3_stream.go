@@ -22,8 +22,8 @@ import (
 // and so on.
 var section4_3 = []*Rule{
 	{
-		ID: "4.3/media-type", Section: "4.3", Level: 3, Keyword: Must,
-		Title: "a valid stream request is answered 200 text/event-stream",
+		ID: "4.3/media-type", Section: "4.3", Level: 3, Keyword: Must, Binding: Inferred,
+		Title: "a valid stream request is answered 200 text/event-stream (inferred: §4.3 says stream returns it, without a keyword)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "stream")
@@ -31,7 +31,7 @@ var section4_3 = []*Rule{
 				return
 			}
 			if mt := ex.MediaType(); mt != "text/event-stream" {
-				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream", ex.Header.Get("Content-Type"))
+				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream (inferred: no keyword binds the label)", ex.Header.Get("Content-Type"))
 			}
 		},
 	},
@@ -194,8 +194,8 @@ var section4_3 = []*Rule{
 		}),
 	},
 	{
-		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must,
-		Title: "start, step and delta payloads have the members §4.3 gives them",
+		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must, Binding: Inferred,
+		Title: "start, step and delta payloads have the members §4.3 gives them (inferred: §4.3 lists them without a keyword; a delta's text is 4.3/delta-concat's)",
 		Needs: runNeeds(),
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			for _, ev := range s.Events {
@@ -226,7 +226,7 @@ var section4_3 = []*Rule{
 				}
 				n++
 				for _, viol := range t.Env.Violations("run-response", v) {
-					t.Fail(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
+					t.report(viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
 				}
 				m, _ := v.(map[string]any)
 				probs, notes := outputMismatch(t.DescribeDoc(), m["output"])

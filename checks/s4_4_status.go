@@ -15,9 +15,14 @@ var section4_4 = []*Rule{
 		Probe: func(t *T) { answersRule("status", t) },
 	},
 	{
-		ID: "4.4/json", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "status is a JSON object served as application/json",
-		Probe: func(t *T) { jsonRule("status", t) },
+		ID: "4.4/json", Section: "4.4", Level: 1, Keyword: Must, Binding: Chain, Chain: "REQUIRED members need an object",
+		Title: "status is a JSON object",
+		Probe: func(t *T) { objectRule("status", t) },
+	},
+	{
+		ID: "4.4/content-type", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "status is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
+		Probe: func(t *T) { contentTypeRule("status", t) },
 	},
 	{
 		ID: "4.4/schema", Section: "4.4", Level: 1, Keyword: Must,
@@ -41,15 +46,15 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/degraded-iff-missing", Section: "4.4", Level: 1, Keyword: Required,
+		ID: "4.4/degraded-iff-missing", Section: "4.4", Level: 1, Keyword: Required, Binding: Chain, Chain: "the REQUIRED state, read as §4.4 defines degraded",
 		Title: "state is degraded exactly when a credential describe declares is unset, as status.credentials says",
 		Needs: []Need{NeedStatus, NeedDescribe},
 		Sweep: true,
 		Probe: degradedRule,
 	},
 	{
-		ID: "4.4/level1-ready", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "a Level 1 runner reports state ready, having no run to be degraded about",
+		ID: "4.4/level1-ready", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "a Level 1 runner reports state ready, having no run to be degraded about (inferred: §4.4 says so without a keyword)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			if t.Env.Level != 1 {
@@ -76,8 +81,8 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/max-concurrent-runs", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "limits.max_concurrent_runs, where given, is a whole number of at least 1",
+		ID: "4.4/max-concurrent-runs", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "limits.max_concurrent_runs, where given, is a whole number of at least 1 (inferred: §4.4 says so of an OPTIONAL member, without a keyword)",
 		Needs: []Need{NeedStatus},
 		Owns:  []string{"status:/limits/max_concurrent_runs"},
 		Probe: func(t *T) {
@@ -95,8 +100,8 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/update-current", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.current is present in every update state and is describe's agent.version",
+		ID: "4.4/update-current", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "update.current is present whenever knowable and is describe's agent.version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
 		Needs: []Need{NeedStatus},
 		Owns:  []string{"status:/update/current"},
 		Probe: func(t *T) {
@@ -123,8 +128,8 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/update-latest", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.latest is present under current and update_available, and only there",
+		ID: "4.4/update-latest", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "update.latest is present under current and update_available, and only there (inferred: §4.4 states it without a keyword)",
 		Needs: []Need{NeedStatus},
 		Owns:  []string{"status:/update/latest"},
 		Probe: func(t *T) {
@@ -144,8 +149,8 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/update-state", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.state is one of its four values, and current against update_available follows current == latest",
+		ID: "4.4/update-state", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "update.state is one of its four values, and current against update_available follows current == latest (inferred: §4.4 defines them without a keyword)",
 		Needs: []Need{NeedStatus},
 		Owns:  []string{"status:/update/state"},
 		Probe: func(t *T) {
@@ -172,8 +177,8 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/update-not-required", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.state not_required (no distributor) stands only beside entitlement.state not_required",
+		ID: "4.4/update-not-required", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "update.state not_required (no distributor) stands only beside entitlement.state not_required (inferred: §4.4 defines it without a keyword)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			u := updateBlock(t, "")
@@ -194,7 +199,7 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Should,
+		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Should, Binding: Inferred,
 		Title: "a not_required entitlement leaves checked_at out, since no check took place",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
@@ -209,8 +214,8 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/unknown-shapes", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "unknown comes in two shapes: with checked_at (inside grace) or bare (never checked)",
+		ID: "4.4/unknown-shapes", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "a bare unknown (never checked) carries nothing a distributor declared (inferred: §4.4 and §5.7.3 describe the two shapes without a keyword)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			ent, _ := t.StatusDoc()["entitlement"].(map[string]any)
@@ -276,11 +281,11 @@ func degradedRule(t *T) {
 	published := listed || told
 
 	if listed && told && satisfied == (len(missing) > 0) {
-		t.Fail(ex, "credentials.satisfied is %v beside missing %v; §4.4: satisfied is true exactly when nothing is missing", satisfied, missing)
+		t.Warn(ex, "credentials.satisfied is %v beside missing %v; §4.4: satisfied is true exactly when nothing is missing (inferred: both members are OPTIONAL, defined without a keyword)", satisfied, missing)
 	}
 	for _, m := range missing {
 		if name, _ := m.(string); !slices.Contains(declared, name) {
-			t.Fail(ex, "credentials.missing names %v, which describe does not declare (it declares %v)", m, declared)
+			t.Warn(ex, "credentials.missing names %v, which describe does not declare (it declares %v; inferred: an OPTIONAL member, defined without a keyword)", m, declared)
 		}
 	}
 

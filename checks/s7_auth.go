@@ -57,8 +57,8 @@ var section7 = []*Rule{
 		},
 	},
 	{
-		ID: "7/stray-authorization", Section: "7", Level: 1, Keyword: Must,
-		Title: "a runner requiring no authentication answers as usual when sent an Authorization header",
+		ID: "7/stray-authorization", Section: "7", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "a runner requiring no authentication answers as usual when sent an Authorization header (inferred: §7 says such a runner answers as before, without a keyword)",
 		Needs: []Need{NeedNoAuth},
 		Probe: func(t *T) {
 			for _, verb := range []string{"describe", "status"} {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // The traceability matrix: every normative statement of SPEC.md §1–§8, one
@@ -158,4 +160,13 @@ func TraceCoverage(rows []TraceRow) Coverage {
 		c.ByKeyword[r.Keyword], c.BySubject[r.Subject] = k, s
 	}
 	return c
+}
+
+// report is t.Warn for a finding that is inferred (no bold keyword binds
+// it: see Binding), t.Fail otherwise.
+func (t *T) report(inferred bool) func(ex *wire.Exchange, format string, args ...any) {
+	if inferred {
+		return t.Warn
+	}
+	return t.Fail
 }
