@@ -32,7 +32,7 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1/schema", Section: "4.1", Level: 1, Keyword: Must,
-		Title: "describe matches the describe schema",
+		Title: "describe matches the describe schema (a constraint no keyword binds only warns, and says it is inferred)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) { schemaRule("describe", t) },
 	},

@@ -26,7 +26,7 @@ var section4_4 = []*Rule{
 	},
 	{
 		ID: "4.4/schema", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "status matches the status schema",
+		Title: "status matches the status schema (a constraint no keyword binds only warns, and says it is inferred)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) { schemaRule("status", t) },
 	},

@@ -189,13 +189,34 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 	for _, e := range list {
 		assert.Check(t, e.ID != "" && e.Section != "" && e.Level >= 1 && e.Keyword != "" && e.Title != "", "%+v", e)
 		assert.Check(t, len(e.Faults) > 0 && len(e.Covers) > 0, "%s: a fault that proves it and an obligation it covers", e.ID)
+		switch e.Binding {
+		case "direct", "inferred":
+			assert.Check(t, e.Chain == "", "%s: a chain named beside binding %s", e.ID, e.Binding)
+		case "chain":
+			assert.Check(t, e.Chain != "", "%s: a chain binding names its chain", e.ID)
+		default:
+			t.Errorf("%s: binding %q", e.ID, e.Binding)
+		}
+		if e.Binding == "inferred" {
+			assert.Check(t, is.Equal(e.Strength, "WARN"), e.ID)
+		}
 	}
+	code, out = run(t, "list", "--rule", "4.4/update-current")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, " inferred "))
+	code, out = run(t, "list", "--rule", "4.2/null-required")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, "[chain: null is no value"))
 	code, out = run(t, "list", "--markdown")
 	assert.Equal(t, code, 0)
 	assert.Check(t, is.Contains(out, "| `2.1/wrong-method` |"))
+	assert.Check(t, is.Contains(out, "| Binding |"))
+	assert.Check(t, is.Contains(out, "| chain: null is no value"))
 	code, out = run(t, "list", "--coverage")
 	assert.Equal(t, code, 0, out)
 	assert.Check(t, is.Contains(out, "normative obligations"))
+	assert.Check(t, is.Regexp(`(?m)^ +inferred +\d+ `, out))
+	assert.Check(t, is.Regexp(`(?m)^ +chain +\d+ `, out))
 }
 
 // TestEveryFaultThroughTheCommand is how a user meets a fault: demo --fault
