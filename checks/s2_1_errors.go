@@ -22,7 +22,7 @@ var distributorOnly = map[string]bool{"withdrawn": true}
 var section2_1 = []*Rule{
 	{
 		ID: "2.1/envelope", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
-		Title: "every refusal under /postern/v0/ carries the error envelope",
+		Title: "every refusal under /postern/v0/ carries the error envelope (a constraint only the schema states, such as a detail member's type, warns)",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, body any) {
 				if !ex.EnvelopeJudged {

@@ -46,7 +46,7 @@ var section2_3 = []*Rule{
 	preflightHandled("2.3/preflight-reads", Should, "describe", "status"),
 	{
 		ID: "2.3/preflight-unconditional", Section: "2.3", Level: 1, Keyword: MustNot,
-		Title: "an allowed origin's preflight on run and stream admits it (2xx, with Access-Control-Allow-Origin) with no credential, whatever the entitlement or level",
+		Title: "an allowed origin's preflight on run and stream admits it (2xx, with Access-Control-Allow-Origin) with no credential, whatever the entitlement (the level's part is 2.3/preflight-any-level's)",
 		Needs: []Need{NeedOrigin},
 		Probe: probeUnconditional,
 	},

@@ -22,7 +22,7 @@ import (
 var section4_2Run = []*Rule{
 	{
 		ID: "4.2/run-response", Section: "4.2", Level: 2, Keyword: Must,
-		Title: "a valid run answers 200 with a run response body",
+		Title: "a valid run's answer is a run response body, carrying run_id and output (that a valid run is accepted at all is inferred, and warns)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "run")
