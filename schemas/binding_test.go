@@ -30,6 +30,8 @@ func TestInferredClassification(t *testing.T) {
 		{"status agent", "status", from(statusBase, set{"/agent", del}), "/agent", "required", false},
 		{"status state", "status", from(statusBase, set{"/state", del}), "/state", "required", false},
 		{"revoked without checked_at", "status", from(statusBase, set{"/entitlement/checked_at", del}), "/entitlement/checked_at", "required", false},
+		{"stale as a string", "status", from(statusBase, set{"/entitlement/stale_after_seconds", "60"}), "/entitlement/stale_after_seconds", "type", false},
+		{"stale fractional", "status", from(statusBase, set{"/entitlement/stale_after_seconds", 60.5}), "/entitlement/stale_after_seconds", "multipleOf", true},
 		{"error message", "error", from(errorBase, set{"/error/message", del}), "/error/message", "required", false},
 		{"error sibling", "error", from(errorBase, set{"/postern", "0.1"}), "/postern", "additionalProperties", false},
 		{"bytes media_type", "run-response", from(bytesResponse, set{"/output/media_type", del}), "/output/media_type", "required", false},
