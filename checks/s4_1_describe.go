@@ -120,7 +120,7 @@ var section4_1 = []*Rule{
 				_, isStr := d.(string)
 				isNum := isJSONNumber(d)
 				if fits := isStr && in["type"] != "number" || isNum && in["type"] == "number"; !fits {
-					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean", at, d, in["type"])
+					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean (inferred: no keyword pairs them)", at, d, in["type"])
 				}
 			})
 		},
@@ -166,7 +166,7 @@ var section4_1 = []*Rule{
 			eachCredential(t, "§4.1.3: the entry is closed to env, purpose and signup_url, leaving nowhere for a value to travel", func(at string, c map[string]any) {
 				for _, k := range slices.Sorted(maps.Keys(c)) {
 					if k != "env" && k != "purpose" && k != "signup_url" {
-						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value", at, k)
+						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value (inferred: §4.1.3 says so without a keyword)", at, k)
 					}
 				}
 			})

@@ -62,7 +62,7 @@ var section4_4 = []*Rule{
 				return
 			}
 			if st := Str(t.StatusDoc(), "state"); st != "ready" {
-				t.Fail(t.Env.Status.Ex, "a Level 1 runner reports state %s; §4.4: with no run to serve it reports ready", quoteOr(st))
+				t.Fail(t.Env.Status.Ex, "a Level 1 runner reports state %s; §4.4: with no run to serve it reports ready (inferred: §4.4 says so without a keyword)", quoteOr(st))
 			}
 		},
 	},
@@ -93,7 +93,7 @@ var section4_4 = []*Rule{
 			case !ok:
 				t.Skip("status declares no limits.max_concurrent_runs")
 			case !whole || n < 1:
-				t.Fail(t.Env.Status.Ex, "limits.max_concurrent_runs is %v; §4.4: at least 1 (a runner that runs nothing says so with its level)", v)
+				t.Fail(t.Env.Status.Ex, "limits.max_concurrent_runs is %v; §4.4: at least 1 (a runner that runs nothing says so with its level) (inferred: §4.4 says so of an OPTIONAL member, without a keyword)", v)
 			default:
 				t.Note("at most %v runs at once", v)
 			}
@@ -114,14 +114,14 @@ var section4_4 = []*Rule{
 			switch s, isStr := cur.(string); {
 			case t.Failed():
 			case !has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s and update.current is absent; §4.4: a runner always knows the version it runs, so current is there whatever the check found (unreachable included)",
+				t.Fail(t.Env.Status.Ex, "update.state is %s and update.current is absent; §4.4: a runner always knows the version it runs, so current is there whatever the check found (unreachable included) (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
 					quoteOr(Str(u, "state")))
 			case !isStr:
-				t.Fail(t.Env.Status.Ex, "update.current is %v, not a version string", cur)
+				t.Fail(t.Env.Status.Ex, "update.current is %v, not a version string (inferred: §4.4 states it without a keyword, and update is OPTIONAL)", cur)
 			case version == "":
 				t.Note("update.current is %q; describe gives no agent.version to compare it with", s)
 			case s != version:
-				t.Fail(t.Env.Status.Ex, "update.current is %q but describe.agent.version is %q; §4.4: current is the runner's own describe version", s, version)
+				t.Fail(t.Env.Status.Ex, "update.current is %q but describe.agent.version is %q; §4.4: current is the runner's own describe version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)", s, version)
 			default:
 				t.Note("update.current %q matches describe", s)
 			}
@@ -142,9 +142,9 @@ var section4_4 = []*Rule{
 			switch {
 			case t.Failed():
 			case (st == "current" || st == "update_available") && !has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s but update.latest is absent; §4.4: latest is what the distributor answered, present in both answered states", st)
+				t.Fail(t.Env.Status.Ex, "update.state is %s but update.latest is absent; §4.4: latest is what the distributor answered, present in both answered states (inferred: §4.4 states it without a keyword)", st)
 			case (st == "not_required" || st == "unreachable") && has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s yet update.latest is %v; §4.4: no distributor answered, so there is no latest", st, u["latest"])
+				t.Fail(t.Env.Status.Ex, "update.state is %s yet update.latest is %v; §4.4: no distributor answered, so there is no latest (inferred: §4.4 states it without a keyword)", st, u["latest"])
 			}
 		},
 	},
@@ -168,9 +168,9 @@ var section4_4 = []*Rule{
 			case !okC || !okL:
 				t.Skip("update.current or update.latest is missing (4.4/update-current and 4.4/update-latest judge that)")
 			case st == "current" && cur != lat:
-				t.Fail(t.Env.Status.Ex, "update.state is current but current %q differs from latest %q; §4.4: they are equal exactly when the state is current", cur, lat)
+				t.Fail(t.Env.Status.Ex, "update.state is current but current %q differs from latest %q; §4.4: they are equal exactly when the state is current (inferred: §4.4 defines the states without a keyword)", cur, lat)
 			case st == "update_available" && cur == lat:
-				t.Fail(t.Env.Status.Ex, "update.state is update_available but current and latest are both %q; §4.4: that is the state current", cur)
+				t.Fail(t.Env.Status.Ex, "update.state is update_available but current and latest are both %q; §4.4: that is the state current (inferred: §4.4 defines the states without a keyword)", cur)
 			default:
 				t.Note("update.state %s, current %q, latest %q", st, cur, lat)
 			}
@@ -192,7 +192,7 @@ var section4_4 = []*Rule{
 			case us == "not_required" && es != "not_required":
 				// Only this direction is decided: a free agent (entitlement
 				// not_required) may still ask a distributor for versions.
-				t.Fail(t.Env.Status.Ex, "update.state is not_required, which means no distributor is configured, beside entitlement.state %s, which only a configured distributor produces (§4.4, §5.1)", es)
+				t.Fail(t.Env.Status.Ex, "update.state is not_required, which means no distributor is configured, beside entitlement.state %s, which only a configured distributor produces (§4.4, §5.1) (inferred: §4.4 defines not_required without a keyword)", es)
 			default:
 				t.Note("update.state %s beside entitlement.state %s", us, es)
 			}
@@ -209,7 +209,7 @@ var section4_4 = []*Rule{
 				return
 			}
 			if v, ok := ent["checked_at"]; ok {
-				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date", v)
+				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date (inferred: §4.4 says it is omitted, without a keyword)", v)
 			}
 		},
 	},
@@ -237,7 +237,7 @@ var section4_4 = []*Rule{
 				}
 			}
 			if len(stray) > 0 {
-				t.Fail(t.Env.Status.Ex, "entitlement is unknown with no checked_at, yet carries %s; §4.4, §5.7.3: without checked_at the runner has never had an answer, so it holds nothing a distributor declared",
+				t.Fail(t.Env.Status.Ex, "entitlement is unknown with no checked_at, yet carries %s; §4.4, §5.7.3: without checked_at the runner has never had an answer, so it holds nothing a distributor declared (inferred: no keyword states the two shapes)",
 					strings.Join(stray, ", "))
 				return
 			}
