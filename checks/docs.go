@@ -39,7 +39,7 @@ func jsonRule(verb string, t *T) {
 // schemaRule: the document validates, apart from the parts other rules claim.
 func schemaRule(verb string, t *T) {
 	d := docOf(t, verb)
-	t.schemaFindings(verb, d.Ex, d.Obj)
+	schemaFindings(t, verb, d.Ex, d.Obj)
 }
 
 func docOf(t *T, verb string) *Doc {

@@ -7,7 +7,7 @@ var section2_2 = []*Rule{
 		Title: "describe and status report the same agent.id, octet for octet",
 		Needs: []Need{NeedStatus, NeedDescribe},
 		Probe: func(t *T) {
-			d, s := Str(t.DescribeDoc(), "agent", "id"), Str(t.StatusDoc(), "agent", "id")
+			d, s := Str(t.Env.Describe.Obj, "agent", "id"), Str(t.Env.Status.Obj, "agent", "id")
 			switch {
 			case d == "" || s == "":
 				t.Skip("describe or status carries no agent.id string (their schema rules say so)")

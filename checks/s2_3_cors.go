@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // strangerOrigin is an origin no runner is configured with: .invalid is
@@ -22,8 +23,6 @@ const (
 	allowHeaders     = "Access-Control-Allow-Headers"
 	allowCredentials = "Access-Control-Allow-Credentials"
 )
-
-// needIdempotentRetry is met where status declares idempotent_retry.
 
 // §2.3 Browser clients: the preflight, the headers that admit an origin,
 // and the origins a runner must never admit. (The media-type rules of §2.3
@@ -124,7 +123,7 @@ var section2_3 = []*Rule{
 		Probe: probeActualResponses,
 	},
 	{
-		ID: "2.3/no-wildcard", Section: "2.3", Level: 1, Keyword: MustNot, Sweep: true,
+		ID: "2.3/no-wildcard", Section: "2.3", Level: 1, Keyword: MustNot, Evidence: true,
 		Title: "no answer carries Access-Control-Allow-Origin: *",
 		Probe: probeNoWildcard,
 	},
@@ -147,7 +146,7 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/no-allow-credentials", Section: "2.3", Level: 1, Keyword: ShouldNot, Sweep: true,
+		ID: "2.3/no-allow-credentials", Section: "2.3", Level: 1, Keyword: ShouldNot, Evidence: true,
 		Title: "no answer carries Access-Control-Allow-Credentials",
 		Probe: probeNoCredentials,
 	},
@@ -204,15 +203,23 @@ func withOrigin(r wire.Request, origin, note string) wire.Request {
 // unhandled, or "" where it was answered: a 2xx, or a refusal in §2.1's
 // envelope, which at least says what it is.
 func unhandled(ex *wire.Exchange) string {
+	// What §2.3 forbids is leaving the method unhandled, and that has a few
+	// signatures: no answer at all, and the statuses a framework gives a
+	// method or path nobody registered. A refusal in any other status is
+	// an answer, envelope or none: §2.1 exempts preflights from the
+	// envelope, and the 204 is a SHOULD (2.3/refused-preflight-204).
 	switch {
 	case !ex.Answered():
 		return ex.StatusLine()
 	case ex.Status == http.StatusMethodNotAllowed:
 		return "405, a framework's answer for a method nobody registered"
+	case ex.Status == http.StatusNotImplemented && ex.ErrorCode() != "not_implemented":
+		// A runner's own 501 not_implemented is its level answering,
+		// which 2.3/preflight-unconditional judges; any other 501 is a
+		// server's for a method it does not support.
+		return "501, a server's answer for a method it does not support"
 	case ex.Status == http.StatusNotFound:
 		return "404, as if the path were not there"
-	case ex.Status >= 300 && ex.ErrorCode() == "":
-		return fmt.Sprintf("%d with no error envelope (%q)", ex.Status, wire.Excerpt(ex.Body, 60))
 	}
 	return ""
 }
@@ -239,7 +246,7 @@ func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
 				for _, o := range origins {
 					ex := t.Do(preflight(t, verb, o))
 					if why := unhandled(ex); why != "" {
-						t.Fail(ex, "OPTIONS %s from %s got %s; §2.3 wants the preflight answered (a 2xx, or at least a refusal in the envelope), not left unhandled",
+						t.Fail(ex, "OPTIONS %s from %s got %s; §2.3 wants the preflight answered (a 2xx, or a refusal in any other status), not left unhandled",
 							verb, o, why)
 					} else if !isPost(verb) && o == t.Env.Origin && is2xx(ex) && len(ex.Header.Values(allowOrigin)) == 0 {
 						t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %d without %s, as a framework's default OPTIONS does: the browser counts that preflight as failed, so a page whose GET needs one cannot read %s; §2.3 asks that describe and status answer the preflight too, with the allowed origin's headers%s",
@@ -254,7 +261,7 @@ func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
 func probeUnconditional(t *T) {
 	var state string
 	if t.Env.Status.Obj != nil {
-		state = Str(t.StatusDoc(), "entitlement", "state")
+		state = Str(t.Env.Status.Obj, "entitlement", "state")
 	}
 	for _, verb := range []string{"run", "stream"} {
 		ex := t.Do(preflight(t, verb, t.Env.Origin))
@@ -296,7 +303,7 @@ func probeUnconditional(t *T) {
 // to it so far has carried Access-Control-Allow-Origin: a runner that was
 // never told of the origin answers it exactly so, breaking no rule.
 func originHint(t *T) string {
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Session().Exchanges() {
 		if ex.ReqHeader.Get("Origin") == t.Env.Origin && len(ex.Header.Values(allowOrigin)) > 0 {
 			return ""
 		}
@@ -482,7 +489,7 @@ const maxSweepFindings = 3
 // every other's, and fails those it reports, up to maxSweepFindings.
 func sweepHeaders(t *T, bad func(ex *wire.Exchange) string) {
 	n, failed := 0, 0
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Evidence() {
 		if !ex.Answered() || !strings.Contains(ex.URL, wire.Prefix) {
 			continue
 		}
@@ -601,7 +608,7 @@ func probeUnconfigured(t *T) {
 	// A runner may decide the origin on POST answers apart from the rest; a
 	// body that is not an object of inputs keeps the call refusable.
 	for _, verb := range []string{"run", "stream"} {
-		if t.Env.Level < verbLevel[verb] {
+		if t.Env.Level < protocol.LevelOf(verb) {
 			continue
 		}
 		r := withOrigin(wire.PostJSON(verb, malformedRunBody), strangerOrigin, "a cross-origin "+verb+" whose inputs is not an object: refused by any runner")
@@ -684,7 +691,7 @@ func admits(ex *wire.Exchange) bool { return is2xx(ex) && len(ex.Header.Values(a
 func probeAnyLevel(t *T) {
 	var above []string
 	for _, verb := range []string{"run", "stream"} {
-		if t.Env.Level != 0 && t.Env.Level < verbLevel[verb] {
+		if t.Env.Level != 0 && t.Env.Level < protocol.LevelOf(verb) {
 			above = append(above, verb)
 		}
 	}
@@ -694,7 +701,7 @@ func probeAnyLevel(t *T) {
 	}
 	state := ""
 	if t.Env.Status.Obj != nil {
-		state = Str(t.StatusDoc(), "entitlement", "state")
+		state = Str(t.Env.Status.Obj, "entitlement", "state")
 	}
 	other := t.Env.Client.HasHeader("Authorization") || (state != "" && state != "not_required" && state != "active")
 	for _, verb := range above {
@@ -705,7 +712,7 @@ func probeAnyLevel(t *T) {
 			t.Note("OPTIONS %s answered %s, where a credential or the entitlement is also in question: 2.3/preflight-unconditional judges that", verb, ex.Brief())
 		default:
 			t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %s on a Level %d runner (%s is Level %d); §2.3 has the preflight answered like any other, so that the POST arrives and is refused 501 (inferred: no keyword binds the level's part)%s",
-				verb, t.Env.Origin, ex.Brief(), t.Env.Level, verb, verbLevel[verb], originHint(t))
+				verb, t.Env.Origin, ex.Brief(), t.Env.Level, verb, protocol.LevelOf(verb), originHint(t))
 		}
 	}
 }

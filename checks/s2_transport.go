@@ -43,7 +43,6 @@ var section2 = []*Rule{
 			} {
 				r.Note = "a method this path does not take"
 				ex := t.Do(r)
-				ex.EnvelopeJudged = true
 				switch {
 				case !ex.Answered():
 					t.Fail(ex, "%s got no answer", ex.RequestLine())
@@ -55,7 +54,7 @@ var section2 = []*Rule{
 					// The envelope is there: its shape is judged here, as
 					// 2.1/envelope judges every other refusal's.
 					v, _ := ex.JSON()
-					t.schemaFindings("error", ex, v)
+					schemaFindings(t, "error", ex, v)
 				}
 			}
 		},

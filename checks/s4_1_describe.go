@@ -54,7 +54,7 @@ var section4_1 = []*Rule{
 		Title: "describe's capabilities should drop streaming (withdrawn) and idempotent_retry (moved to status)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			caps, _ := t.DescribeDoc()["capabilities"].(map[string]any)
+			caps, _ := t.Env.Describe.Obj["capabilities"].(map[string]any)
 			if v, ok := caps["streaming"]; ok {
 				t.Fail(t.Env.Describe.Ex, "capabilities.streaming is %v; §4.1 withdrew it: a client reads the level from status (§3), so this means nothing and the checker ignores it", v)
 			}
@@ -65,9 +65,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.1/key-grammar", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "MUST carry a key, and a key is that grammar",
-		Title: "every input key is one or more of A-Z a-z 0-9 _ . - and nothing else",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/key#pattern", "describe:/inputs/*/key#type"},
+		Title:  "every input key is one or more of A-Z a-z 0-9 _ . - and nothing else",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/key", Keyword: "pattern"}, {Doc: "describe", Path: "/inputs/*/key", Keyword: "type"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: a key is one or more of [A-Za-z0-9_.-] and nothing else, not even a trailing newline", func(at string, in map[string]any) {
 				k, ok := in["key"]
@@ -79,9 +79,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.1/input-types", Section: "4.1.1", Level: 1, Keyword: MustNot,
-		Title: "no input declares a type outside text, number and select",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/type#enum", "describe:/inputs/*/type#type"},
+		Title:  "no input declares a type outside text, number and select",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/type", Keyword: "enum"}, {Doc: "describe", Path: "/inputs/*/type", Keyword: "type"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: a runner emits no input type beyond text, number and select", func(at string, in map[string]any) {
 				if ty, ok := in["type"]; ok && ty != "text" && ty != "number" && ty != "select" {
@@ -92,9 +92,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.1/select-options", Section: "4.1.1", Level: 1, Keyword: Required,
-		Title: "a select input lists its choices in validation.options",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/validation#required"},
+		Title:  "a select input lists its choices in validation.options",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/validation", Keyword: "required"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: validation.options is required on a select input", func(at string, in map[string]any) {
 				if in["type"] != "select" {
@@ -108,9 +108,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "an input's default fits its type: a string for text and select, a number for number, or null (inferred: §4.1.1 and the schema pair them, no keyword does)",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/default"},
+		Title:  "an input's default fits its type: a string for text and select, a number for number, or null (inferred: §4.1.1 and the schema pair them, no keyword does)",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/default"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: a default is a string for text and select, a number for number, or null; never a boolean", func(at string, in map[string]any) {
 				d, ok := in["default"]
@@ -130,13 +130,13 @@ var section4_1 = []*Rule{
 		Title: "every capabilities.write_tools entry is also listed in capabilities.tools",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			writes, ok := Path(t.DescribeDoc(), "capabilities", "write_tools")
+			writes, ok := Path(t.Env.Describe.Obj, "capabilities", "write_tools")
 			list, isList := writes.([]any)
 			if !ok || !isList {
 				t.Skip("describe declares no capabilities.write_tools list")
 				return
 			}
-			tools, _ := Path(t.DescribeDoc(), "capabilities", "tools")
+			tools, _ := Path(t.Env.Describe.Obj, "capabilities", "tools")
 			known, _ := tools.([]any)
 			var names []string
 			for _, k := range known {
@@ -159,9 +159,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot, Binding: Inferred,
-		Title: "a credentials entry carries env, purpose and signup_url and no other member (inferred: §4.1.3 says a conforming runner emits no other, without a keyword)",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/credentials/*#additionalProperties"},
+		Title:  "a credentials entry carries env, purpose and signup_url and no other member (inferred: §4.1.3 says a conforming runner emits no other, without a keyword)",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/credentials/*", Keyword: "additionalProperties"}},
 		Probe: func(t *T) {
 			eachCredential(t, "§4.1.3: the entry is closed to env, purpose and signup_url, leaving nowhere for a value to travel", func(at string, c map[string]any) {
 				for _, k := range slices.Sorted(maps.Keys(c)) {
@@ -177,11 +177,11 @@ var section4_1 = []*Rule{
 		Title: "no credentials entry carries a key bearing a provider's prefix, nor anything key-shaped in a member beyond env, purpose and signup_url",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			if list, _ := t.DescribeDoc()["credentials"].([]any); len(list) == 0 {
+			if list, _ := t.Env.Describe.Obj["credentials"].([]any); len(list) == 0 {
 				t.Skip("describe declares no credentials")
 				return
 			}
-			found := describeSecrets(t.DescribeDoc())
+			found := describeSecrets(t.Env.Describe.Obj)
 			ev := redactedDescribe(t, found)
 			for _, f := range found {
 				switch {
@@ -201,7 +201,7 @@ var section4_1 = []*Rule{
 		Title: "nothing else in describe looks like a key or token: no random-looking string in a credential's env, purpose or signup_url, nor outside credentials (a heuristic: it warns)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			found := describeSecrets(t.DescribeDoc())
+			found := describeSecrets(t.Env.Describe.Obj)
 			ev := redactedDescribe(t, found)
 			for _, f := range found {
 				switch {
@@ -216,13 +216,13 @@ var section4_1 = []*Rule{
 			}
 		},
 	},
-	// 4.1.4/media-type-lower-case claims the lower-case constraint
-	// ("#not") before 4.1.4/bytes-media-type claims the rest of the member.
+	// 4.1.4/media-type-lower-case claims the lower-case constraint ("not")
+	// before 4.1.4/bytes-media-type claims the rest of the member.
 	{
 		ID: "4.1.4/media-type-lower-case", Section: "4.1.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "a bytes output's media_type is emitted in lower case (inferred: §4.1.4 states it without a keyword)",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/output/media_type#not"},
+		Title:  "a bytes output's media_type is emitted in lower case (inferred: §4.1.4 states it without a keyword)",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output/media_type", Keyword: "not"}},
 		Probe: func(t *T) {
 			out := describeOutput(t, "bytes", "§4.1.4: a runner emits media_type in lower case")
 			if out == nil {
@@ -238,11 +238,11 @@ var section4_1 = []*Rule{
 	// a missing media_type, and the first selected rule's claim wins.
 	{
 		ID: "4.1.4/bytes-media-type", Section: "4.1.4", Level: 1, Keyword: Required,
-		Title: "a bytes output names its media_type, an RFC 6838 type",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/output/media_type"},
+		Title:  "a bytes output names its media_type, an RFC 6838 type",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output/media_type"}},
 		Probe: func(t *T) {
-			out := describeOutput(t, "bytes", "§4.1.4: a bytes output names an RFC 6838 media_type, emitted in lower case")
+			out := describeOutput(t, "bytes", "§4.1.4: a bytes output names an RFC 6838 media_type")
 			if out == nil {
 				return
 			}
@@ -256,9 +256,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.4/bytes-no-example", Section: "4.1.4", Level: 1, Keyword: MustNot,
-		Title: "a bytes output carries no example",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/output/example#false"},
+		Title:  "a bytes output carries no example",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output/example", Keyword: "false"}},
 		Probe: func(t *T) {
 			out := describeOutput(t, "bytes", "§4.1.4: example is text-only, and a bytes output carries none")
 			if out == nil {
@@ -271,12 +271,12 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.4/output-present", Section: "4.1.4", Level: 1, Keyword: Required,
-		Title: "describe carries an output block with a type",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/output#required"},
+		Title:  "describe carries an output block with a type",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output", Keyword: "required"}},
 		Probe: func(t *T) {
 			describeClaims(t, "§4.1.4: the output block and its type are required; describe is the only place a client learns the type before a run")
-			v, ok := t.DescribeDoc()["output"]
+			v, ok := t.Env.Describe.Obj["output"]
 			out, isObj := v.(map[string]any)
 			switch {
 			case t.Failed():
@@ -341,17 +341,13 @@ func describeClaims(t *T, why string) { ownClaims(t, "describe", t.Env.Describe,
 // every unclaimed violation, which is the schema rule's to report.
 func ownClaims(t *T, doc string, d *Doc, why string) {
 	claims := false
-	for _, o := range t.Rule.Owns {
-		claims = claims || strings.HasPrefix(o, doc+":")
+	for _, c := range t.Rule.Claims {
+		claims = claims || c.Doc == doc
 	}
 	if !claims {
 		return
 	}
-	from := len(t.findings)
-	t.schemaFindings(doc, d.Ex, d.Obj)
-	for i := from; i < len(t.findings) && why != ""; i++ {
-		t.findings[i].Message += "; " + why
-	}
+	schemaFindings(t, doc, d.Ex, d.Obj, why)
 }
 
 // eachInput reports the rule's claimed violations, then, where the schema
@@ -368,7 +364,7 @@ func eachCredential(t *T, why string, judge func(at string, c map[string]any)) {
 
 func eachEntry(t *T, member, why string, judge func(at string, m map[string]any)) {
 	describeClaims(t, why)
-	list, _ := t.DescribeDoc()[member].([]any)
+	list, _ := t.Env.Describe.Obj[member].([]any)
 	switch {
 	case t.Failed():
 		return
@@ -391,7 +387,7 @@ func describeOutput(t *T, want, why string) map[string]any {
 	if t.Failed() {
 		return nil
 	}
-	out, _ := t.DescribeDoc()["output"].(map[string]any)
+	out, _ := t.Env.Describe.Obj["output"].(map[string]any)
 	if ty := Str(out, "type"); ty != want {
 		t.Skip("describe.output.type is %s; applies to %s", quoteOr(ty), want)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -203,7 +204,7 @@ var section4_2 = []*Rule{
 			}
 			// Where describe declares no required input, nothing binds the
 			// refusal (§2.1's table alone calls a bad body bad_request).
-			_, required := readInputs(t.DescribeDoc()).firstRequired()
+			_, required := readInputs(t.Env.Describe.Obj).firstRequired()
 			inferred := ""
 			if !required {
 				inferred = " (inferred: describe declares no required input a malformed body would omit, and only §2.1's table calls a bad body bad_request)"
@@ -218,10 +219,10 @@ var section4_2 = []*Rule{
 					case skipUnavailable(t, ex, fmt.Sprintf("POST %s (%s)", verb, b.what)):
 						return
 					case ex.Status == http.StatusFailedDependency:
-						t.report(!required)(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)%s",
+						report(t, !required)(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)%s",
 							verb, b.what, ex.Brief(), inferred)
 					default:
-						t.report(!required)(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)%s", verb, b.what, ex.Brief(), inferred)
+						report(t, !required)(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)%s", verb, b.what, ex.Brief(), inferred)
 					}
 				}
 			}
@@ -242,13 +243,13 @@ var section4_2 = []*Rule{
 // too, since a runner may bind a key as soon as the body parses.
 func probeRefusalBindsNoKey(t *T) {
 	var unjudged []string
-	for _, part := range []func(*T) string{keyAfterMalformed, keyAfterValidation} {
+	for _, part := range []func(*T) string{keyAfterMalformed, keyAfterParsed, keyAfterValidation} {
 		if why := part(t); why != "" {
 			unjudged = append(unjudged, why)
 		}
 	}
 	switch {
-	case len(unjudged) == 2 && !t.Failed():
+	case len(unjudged) == 3 && !t.Failed():
 		t.Skip("%s", strings.Join(unjudged, "; "))
 	default:
 		for _, why := range unjudged {
@@ -276,6 +277,42 @@ func keyAfterMalformed(t *T) string {
 	return ""
 }
 
+// keyAfterParsed: two requests whose bodies parse and which both lack a
+// required input, so that neither can run, the second with other inputs
+// than the first, under one key. A runner that records a key with its
+// inputs once the body parses, before it validates, answers the second
+// 409: the refusal bound the key. It returns why nothing was judged, or "".
+func keyAfterParsed(t *T) string {
+	in := readInputs(t.Env.Describe.Obj)
+	d, ok := in.firstRequired()
+	if !ok {
+		return "describe declares no required input, so no parsed request certain to be refused was sent"
+	}
+	first, second := in.missingCase(d.key, false), in.missingCase(d.key, true)
+	if reflect.DeepEqual(first.inputs, second.inputs) {
+		second = second.with(unknownInputKey, "x", second.what+", and an input describe does not declare")
+	}
+	key := freshKey()
+	ex := t.Do(runRequest("run", first.inputs, key, first.what+"; a fresh Idempotency-Key"))
+	if ex.Status != http.StatusBadRequest {
+		return fmt.Sprintf("the first request lacking %s was answered %s rather than 400, so no refusal of a parsed body was made to test the key against (4.2/missing-input judges that answer)",
+			d.key, ex.Brief())
+	}
+	again := t.Do(runRequest("run", second.inputs, key, second.what+"; other inputs, still lacking "+d.key+", under the Idempotency-Key of the request just refused"))
+	switch {
+	case again.Status == http.StatusConflict:
+		t.Fail(again, "a request whose body parsed was refused 400 for lacking %s; another, with other inputs and still lacking it, was sent under the same Idempotency-Key and answered %s: the refusal bound the key to its inputs, though it executed nothing (§4.2)",
+			d.key, again.Brief())
+	case again.Status != http.StatusBadRequest:
+		return fmt.Sprintf("the second request lacking %s was answered %s; only a 400 or a 409 says anything about the key", d.key, again.Brief())
+	}
+	return ""
+}
+
+// unknownInputKey is an input no describe declares, added where a second
+// set of inputs must differ from the first and nothing else can.
+const unknownInputKey = "undeclared-input"
+
 // keyAfterValidation: a request failing validation under a fresh key, then
 // one missing a required input (or malformed, where nothing is required)
 // under the same key, which must be refused 400 as any other. Where a valid
@@ -287,7 +324,7 @@ func keyAfterValidation(t *T) string {
 	if why := needValidationSafe.Check(t.Env); why != "" {
 		return "no request failing validation was sent: " + why
 	}
-	in := readInputs(t.DescribeDoc())
+	in := readInputs(t.Env.Describe.Obj)
 	bad, what, why := in.failingValidation()
 	if why != "" {
 		return "no request failing validation was sent: " + why
@@ -312,7 +349,7 @@ func keyAfterValidation(t *T) string {
 	case again.Status != http.StatusBadRequest:
 		return fmt.Sprintf("the refusable request sent after the validation refusal was answered %s; only a 400 or a 409 says anything about the key", again.Brief())
 	}
-	valid, why := validInputs(t.DescribeDoc(), false)
+	valid, why := validInputs(t.Env.Describe.Obj, false)
 	if why != "" {
 		t.Note("no valid request followed under the key: %s", why)
 		return ""
@@ -399,26 +436,25 @@ func malformedBodies(t *T) []struct{ body, what string } {
 		{`["conformance probe 4.2/malformed-body"]`, "a JSON array where an object belongs"},
 		{`"conformance probe 4.2/malformed-body"`, "a JSON string where an object belongs"},
 	}
-	if d, ok := readInputs(t.DescribeDoc()).firstRequired(); ok {
+	if d, ok := readInputs(t.Env.Describe.Obj).firstRequired(); ok {
 		b, _ := json.Marshal(map[string]any{"input": map[string]any{d.key: "conformance probe 4.2/malformed-body"}})
 		return append(bodies, struct{ body, what string }{string(b), "an object with no inputs member"})
 	}
 	why := "describe declares no required input"
-	if t.DescribeDoc() == nil {
+	if t.Env.Describe.Obj == nil {
 		why = "describe could not be read to find a required input"
 	}
 	t.Note("an object with no inputs member was not sent: %s, and a runner reading the absent member as an empty map could run the agent", why)
 	return bodies
 }
 
-// valueRule is a rule whose probe sends requests with a bad value: safe in
-// default mode only where the runner publishes a missing credential.
 // typeChain is how §4.2's MUST reaches a value outside its input's type.
 const typeChain = "the type fixes the value space (§4.1.1), a check §4.2 requires"
 
-// valueRule: chain, where set, is how §4.2's MUST reaches the value's
-// defect (Binding Chain); otherwise the defect is a declared validation the
-// MUST names (Direct).
+// valueRule is a rule whose probe sends requests with a bad value: safe in
+// default mode only where the runner publishes a missing credential. chain,
+// where set, is how §4.2's MUST reaches the value's defect (Binding Chain);
+// otherwise the defect is a declared validation the MUST names (Direct).
 func valueRule(id, chain, title string, build func(*inputSet) ([]inputCase, string)) *Rule {
 	b := Direct
 	if chain != "" {
@@ -428,7 +464,7 @@ func valueRule(id, chain, title string, build func(*inputSet) ([]inputCase, stri
 		ID: id, Section: "4.2", Level: 2, Keyword: Must, Binding: b, Chain: chain, Title: title,
 		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
 		Probe: func(t *T) {
-			cases, why := build(readInputs(t.DescribeDoc()))
+			cases, why := build(readInputs(t.Env.Describe.Obj))
 			if why != "" {
 				t.Skip("%s", why)
 				return
@@ -443,7 +479,7 @@ func valueRule(id, chain, title string, build func(*inputSet) ([]inputCase, stri
 // requiredOrSkip is describe's inputs and the first required one; where
 // there is none it skips the rule, which would toDo with one.
 func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
-	in := readInputs(t.DescribeDoc())
+	in := readInputs(t.Env.Describe.Obj)
 	d, ok := in.firstRequired()
 	if !ok {
 		t.Skip("describe declares no required input to %s", toDo)
@@ -453,7 +489,7 @@ func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
 
 // needValidationSafe is met where a request whose only defect is a value
 // cannot start the agent, or where the user has allowed that.
-var needValidationSafe = Need{"validation-safe", func(e *Env) string {
+var needValidationSafe = Need{Name: "validation-safe", Check: func(e *Env) string {
 	if e.Execute || credentialPublishedMissing(e) {
 		return ""
 	}

@@ -37,7 +37,7 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "the 200 answer to a valid run is not JSON (%v); §4.2 requires a run response object", err)
 				return
 			}
-			t.schemaFindings("run-response", ex, body)
+			schemaFindings(t, "run-response", ex, body)
 		},
 	},
 	{
@@ -61,9 +61,9 @@ var section4_2Run = []*Rule{
 	},
 	{
 		ID: "4.2/output-type", Section: "4.2", Level: 2, Keyword: Must,
-		Title: "a run's output carries the output.type describe declares",
-		Needs: runNeeds(),
-		Owns:  []string{"run-response:/output"},
+		Title:  "a run's output carries the output.type describe declares",
+		Needs:  runNeeds(),
+		Claims: []Claim{{Doc: "run-response", Path: "/output"}},
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "run")
 			if !ok {
@@ -73,8 +73,8 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			t.schemaFindings("run-response", ex, body)
-			probs, notes := outputMismatch(t.DescribeDoc(), body["output"])
+			schemaFindings(t, "run-response", ex, body)
+			probs, notes := outputMismatch(t.Env.Describe.Obj, body["output"])
 			for _, p := range probs {
 				t.Fail(ex, "run: %s (§4.1.4, §4.2)", p)
 			}
@@ -130,6 +130,24 @@ var section4_2Run = []*Rule{
 		},
 	},
 	{
+		ID: "4.2/no-status-member", Section: "4.2", Level: 2, Keyword: MustNot, Binding: Inferred,
+		Title: "a run response carries no status member (inferred: §4.2 says so without a keyword)",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			ex, ok := sendValid(t, "run")
+			if !ok {
+				return
+			}
+			body, ok := runBody(t, ex)
+			if !ok {
+				return
+			}
+			if v, has := body["status"]; has {
+				t.Fail(ex, "the run response carries a status member (%v); §4.2 says the body carries none, since every failure is a non-2xx envelope and a success is the 200 itself (inferred: the sentence has no bold keyword)", show(v))
+			}
+		},
+	},
+	{
 		ID: "4.2/replay", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "a repeat of an answered Idempotency-Key with the same inputs replays the first result: same run_id, same output",
 		Needs: keyedNeeds(),
@@ -168,6 +186,9 @@ var section4_2Run = []*Rule{
 					c.what, show(c.first["run_id"]))
 			case ex.Status == http.StatusOK:
 				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and the agent ran again; §4.2 requires 409 idempotency_conflict", c.what)
+			case c.otherValid != nil:
+				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and refused %s, though the same inputs alone under a fresh key ran (%s): they are valid, so this was the conflict, and §4.2 answers it 409 idempotency_conflict, not bad_request",
+					c.what, ex.Brief(), c.otherValid.Brief())
 			default:
 				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and answered %s; §4.2 requires 409 idempotency_conflict", c.what, ex.Brief())
 			}
@@ -311,18 +332,23 @@ type conflictTrial struct {
 	first  map[string]any // the run that answered it
 	what   string         // how the other inputs differ
 	second *wire.Exchange // the answer to the other inputs
+	// otherValid is the 200 the other inputs got alone under a fresh key,
+	// where the reused key had them refused 400.
+	otherValid *wire.Exchange
 }
 
 // sendConflicting answers a fresh key with valid inputs, then sends other
 // valid inputs under it. It skips the rule where either cannot be built, the
 // key may have been forgotten, or the second answer is a refusal the key
-// did not cause (400 for inputs the checker took for valid, 503 at
-// capacity).
+// did not cause (503 at capacity). A 400 to the other inputs is decided,
+// not skipped: they are sent once more, alone under a fresh key, and where
+// that runs they were valid, so the 400 under the reused key was the
+// conflict answered with the wrong code.
 func sendConflicting(t *T) (c conflictTrial, ok bool) {
 	if c.inputs, ok = validOrSkip(t, false); !ok {
 		return c, false
 	}
-	other, what, ok := readInputs(t.DescribeDoc()).otherInputs(c.inputs)
+	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
 	if !ok {
 		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
 		return c, false
@@ -334,8 +360,15 @@ func sendConflicting(t *T) (c conflictTrial, ok bool) {
 	c.second = t.Do(runRequest("run", other, c.key, "the same key with other valid inputs: "+what))
 	switch {
 	case c.second.Is(http.StatusBadRequest, ""):
-		t.Skip("the second inputs (%s) were refused %s; the checker took them for valid, so this says nothing about the key", what, c.second.Brief())
-		return c, false
+		alone := t.Do(runRequest("run", other, freshKey(), "the other inputs alone, under a fresh key: are they valid?"))
+		switch {
+		case alone.Status == http.StatusOK:
+			c.otherValid = alone
+		case alone.Is(http.StatusServiceUnavailable, "unavailable"):
+			t.Skip("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
+		default:
+			t.Skip("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
+		}
 	case c.second.Is(http.StatusServiceUnavailable, "unavailable"):
 		t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
 		return c, false
@@ -376,7 +409,7 @@ func judgeReplay(t *T, ex *wire.Exchange, first map[string]any, repeat string) {
 // runner forget a key after any window it chooses).
 func keyHeld(t *T, answered time.Time) (string, bool) {
 	gap := time.Since(answered)
-	v, _ := Path(t.StatusDoc(), "limits", "idempotency_retention_seconds")
+	v, _ := Path(t.Env.Status.Obj, "limits", "idempotency_retention_seconds")
 	if n, ok := AsInt(v); ok && gap > time.Duration(n)*time.Second {
 		t.Skip("the key was answered %s ago, longer than the %ds status.limits.idempotency_retention_seconds declares: the runner may have forgotten it", gap.Round(time.Millisecond), n)
 		return "", false
@@ -423,7 +456,7 @@ func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 }
 
 // needRunnable is met where status predicts a valid run reaches the agent.
-var needRunnable = Need{"runnable", func(e *Env) string {
+var needRunnable = Need{Name: "runnable", Check: func(e *Env) string {
 	if why := needEntitled.Check(e); why != "" {
 		return why
 	}
@@ -481,7 +514,7 @@ func sendValid(t *T, verb string) (*wire.Exchange, bool) {
 // validOrSkip is validInputs, or false after skipping the rule where no
 // valid inputs can be built.
 func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
-	inputs, why := validInputs(t.DescribeDoc(), optionals)
+	inputs, why := validInputs(t.Env.Describe.Obj, optionals)
 	if why != "" {
 		t.Skip("%s", why)
 		return nil, false
@@ -507,7 +540,7 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 		if m, ok := Path(mustObject(ex.ReqBody), "inputs"); ok {
 			inputs, _ = m.(map[string]any)
 		}
-		if unsure := readInputs(t.DescribeDoc()).unreadablePatterns(inputs); len(unsure) > 0 {
+		if unsure := readInputs(t.Env.Describe.Obj).unreadablePatterns(inputs); len(unsure) > 0 {
 			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
 				verb, ex.Brief(), strings.Join(unsure, ", "))
 			return false

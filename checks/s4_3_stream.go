@@ -66,7 +66,7 @@ var section4_3 = []*Rule{
 					if inferred {
 						why = " (inferred: the MUST binds the event-stream shape; the JSON payload is described without a keyword)"
 					}
-					t.report(inferred)(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data%s",
+					report(t, inferred)(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data%s",
 						i+1, len(s.Events), oneLine(ev.Raw), strings.Join(probs, "; "), why)
 				}
 			}
@@ -188,9 +188,9 @@ var section4_3 = []*Rule{
 	},
 	{
 		ID: "4.3/no-latency-on-started", Section: "4.3", Level: 3, Keyword: MustNot,
-		Title: "a step event with status started carries no latency_ms",
-		Needs: runNeeds(),
-		Owns:  []string{"stream-event/step:/latency_ms#false"},
+		Title:  "a step event with status started carries no latency_ms",
+		Needs:  runNeeds(),
+		Claims: []Claim{{Doc: "stream-event/step", Path: "/latency_ms", Keyword: "false"}},
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			for i, ev := range s.Events {
 				p := payload(&s.Events[i])
@@ -214,7 +214,7 @@ var section4_3 = []*Rule{
 				if err != nil {
 					continue // 4.3/framing judges a payload that is not JSON
 				}
-				t.schemaFindings("stream-event/"+ev.Name, ex, v)
+				schemaFindings(t, "stream-event/"+ev.Name, ex, v)
 			}
 		}),
 	},
@@ -234,10 +234,10 @@ var section4_3 = []*Rule{
 				}
 				n++
 				for _, viol := range t.Env.Violations("run-response", v) {
-					t.report(viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
+					report(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
 				}
 				m, _ := v.(map[string]any)
-				probs, notes := outputMismatch(t.DescribeDoc(), m["output"])
+				probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])
 				for _, p := range probs {
 					t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
 				}
@@ -283,13 +283,13 @@ var section4_3 = []*Rule{
 
 // needBytesOutput and needTextOutput split runners by describe's output.type.
 var (
-	needBytesOutput = Need{"bytes-output", func(e *Env) string {
+	needBytesOutput = Need{Name: "bytes-output", Check: func(e *Env) string {
 		if e.Describe.Obj == nil || Str(e.Describe.Obj, "output", "type") != "bytes" {
 			return "applies where describe declares output.type bytes"
 		}
 		return ""
 	}}
-	needTextOutput = Need{"not-bytes-output", func(e *Env) string {
+	needTextOutput = Need{Name: "not-bytes-output", Check: func(e *Env) string {
 		if e.Describe.Obj != nil && Str(e.Describe.Obj, "output", "type") == "bytes" {
 			return "describe declares a bytes output, which streams no delta at all; 4.1.4/bytes-no-delta judges that"
 		}

@@ -32,25 +32,25 @@ var section4_4 = []*Rule{
 	},
 	{
 		ID: "4.4/conditional-members", Section: "4.4", Level: 1, Keyword: Required,
-		Title: "an active or revoked entitlement carries checked_at and stale_after_seconds",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/entitlement/checked_at", "status:/entitlement/stale_after_seconds"},
+		Title:  "an active or revoked entitlement carries checked_at and stale_after_seconds",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/entitlement/checked_at"}, {Doc: "status", Path: "/entitlement/stale_after_seconds"}},
 		Probe: func(t *T) {
-			switch Str(t.StatusDoc(), "entitlement", "state") {
+			switch Str(t.Env.Status.Obj, "entitlement", "state") {
 			case "active", "revoked":
-				t.schemaFindings("status", t.Env.Status.Ex, t.StatusDoc())
+				schemaFindings(t, "status", t.Env.Status.Ex, t.Env.Status.Obj)
 			default:
 				t.Skip("entitlement.state is %s; the members are required only for active and revoked",
-					quoteOr(Str(t.StatusDoc(), "entitlement", "state")))
+					quoteOr(Str(t.Env.Status.Obj, "entitlement", "state")))
 			}
 		},
 	},
 	{
 		ID: "4.4/degraded-iff-missing", Section: "4.4", Level: 1, Keyword: Required, Binding: Chain, Chain: "the REQUIRED state, read as §4.4 defines degraded",
-		Title: "state is degraded exactly when a credential describe declares is unset, as status.credentials says",
-		Needs: []Need{NeedStatus, NeedDescribe},
-		Sweep: true,
-		Probe: degradedRule,
+		Title:    "state is degraded exactly when a credential describe declares is unset, as status.credentials says",
+		Needs:    []Need{NeedStatus, NeedDescribe},
+		Evidence: true,
+		Probe:    degradedRule,
 	},
 	{
 		ID: "4.4/level1-ready", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
@@ -61,7 +61,7 @@ var section4_4 = []*Rule{
 				t.Skip("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
 				return
 			}
-			if st := Str(t.StatusDoc(), "state"); st != "ready" {
+			if st := Str(t.Env.Status.Obj, "state"); st != "ready" {
 				t.Fail(t.Env.Status.Ex, "a Level 1 runner reports state %s; §4.4: with no run to serve it reports ready (inferred: §4.4 says so without a keyword)", quoteOr(st))
 			}
 		},
@@ -75,19 +75,19 @@ var section4_4 = []*Rule{
 				t.Skip("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
 				return
 			}
-			if v, ok := t.StatusDoc()["idempotent_retry"]; ok {
+			if v, ok := t.Env.Status.Obj["idempotent_retry"]; ok {
 				t.Fail(t.Env.Status.Ex, "a Level 1 runner declares idempotent_retry: %v; §4.2 says a runner without run leaves the field out", v)
 			}
 		},
 	},
 	{
 		ID: "4.4/max-concurrent-runs", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "limits.max_concurrent_runs, where given, is a whole number of at least 1 (inferred: §4.4 says so of an OPTIONAL member, without a keyword)",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/limits/max_concurrent_runs"},
+		Title:  "limits.max_concurrent_runs, where given, is a whole number of at least 1 (inferred: §4.4 says so of an OPTIONAL member, without a keyword)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/limits/max_concurrent_runs"}},
 		Probe: func(t *T) {
 			statusClaims(t, "§4.4: max_concurrent_runs is at least 1; a runner that runs nothing says so with its level")
-			v, ok := Path(t.StatusDoc(), "limits", "max_concurrent_runs")
+			v, ok := Path(t.Env.Status.Obj, "limits", "max_concurrent_runs")
 			switch n, whole := wholeNumber(v); {
 			case t.Failed():
 			case !ok:
@@ -101,16 +101,16 @@ var section4_4 = []*Rule{
 	},
 	{
 		ID: "4.4/update-current", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "update.current is present whenever knowable and is describe's agent.version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/update/current"},
+		Title:  "update.current is present whenever knowable and is describe's agent.version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/update/current"}},
 		Probe: func(t *T) {
 			u := updateBlock(t, "§4.4: current is the runner's own describe.agent.version, present whatever the check found")
 			if u == nil {
 				return
 			}
 			cur, has := u["current"]
-			version := Str(t.DescribeDoc(), "agent", "version")
+			version := Str(t.Env.Describe.Obj, "agent", "version")
 			switch s, isStr := cur.(string); {
 			case t.Failed():
 			case !has:
@@ -129,9 +129,9 @@ var section4_4 = []*Rule{
 	},
 	{
 		ID: "4.4/update-latest", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "update.latest is present under current and update_available, and only there (inferred: §4.4 states it without a keyword)",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/update/latest"},
+		Title:  "update.latest is present under current and update_available, and only there (inferred: §4.4 states it without a keyword)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/update/latest"}},
 		Probe: func(t *T) {
 			u := updateBlock(t, "§4.4: latest is what a distributor answered, so it exists only under current and update_available")
 			if u == nil {
@@ -150,9 +150,9 @@ var section4_4 = []*Rule{
 	},
 	{
 		ID: "4.4/update-state", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "update.state is one of its four values, and current against update_available follows current == latest (inferred: §4.4 defines them without a keyword)",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/update/state"},
+		Title:  "update.state is one of its four values, and current against update_available follows current == latest (inferred: §4.4 defines them without a keyword)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/update/state"}},
 		Probe: func(t *T) {
 			u := updateBlock(t, "§4.4: update.state is not_required, unreachable, current or update_available")
 			if u == nil {
@@ -185,7 +185,7 @@ var section4_4 = []*Rule{
 			if u == nil {
 				return
 			}
-			us, es := Str(u, "state"), Str(t.StatusDoc(), "entitlement", "state")
+			us, es := Str(u, "state"), Str(t.Env.Status.Obj, "entitlement", "state")
 			switch {
 			case us == "" || es == "":
 				t.Skip("update.state or entitlement.state is not a string (4.4/schema judges that)")
@@ -203,7 +203,7 @@ var section4_4 = []*Rule{
 		Title: "a not_required entitlement leaves checked_at out, since no check took place",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
-			ent, _ := t.StatusDoc()["entitlement"].(map[string]any)
+			ent, _ := t.Env.Status.Obj["entitlement"].(map[string]any)
 			if st := Str(ent, "state"); st != "not_required" {
 				t.Skip("entitlement.state is %s; applies to not_required", quoteOr(st))
 				return
@@ -218,7 +218,7 @@ var section4_4 = []*Rule{
 		Title: "a bare unknown (never checked) carries nothing a distributor declared (inferred: §4.4 and §5.7.3 describe the two shapes without a keyword)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
-			ent, _ := t.StatusDoc()["entitlement"].(map[string]any)
+			ent, _ := t.Env.Status.Obj["entitlement"].(map[string]any)
 			if st := Str(ent, "state"); st != "unknown" {
 				t.Skip("entitlement.state is %s; applies to unknown", quoteOr(st))
 				return
@@ -255,9 +255,9 @@ func statusClaims(t *T, why string) { ownClaims(t, "status", t.Env.Status, why) 
 // there is one, it reports the status violations the rule claims,
 // each followed by why (see ownClaims; a rule claiming none reports none).
 func updateBlock(t *T, why string) map[string]any {
-	u, ok := t.StatusDoc()["update"].(map[string]any)
+	u, ok := t.Env.Status.Obj["update"].(map[string]any)
 	if !ok {
-		if _, present := t.StatusDoc()["update"]; present {
+		if _, present := t.Env.Status.Obj["update"]; present {
 			t.Skip("status.update is not an object (4.4/schema judges that)")
 		} else {
 			t.Skip("status reports no update check")
@@ -274,8 +274,8 @@ func updateBlock(t *T, why string) map[string]any {
 // declared credentials, and agree with state.
 func degradedRule(t *T) {
 	ex := t.Env.Status.Ex
-	declared := credentialNames(t.DescribeDoc())
-	creds, _ := t.StatusDoc()["credentials"].(map[string]any)
+	declared := credentialNames(t.Env.Describe.Obj)
+	creds, _ := t.Env.Status.Obj["credentials"].(map[string]any)
 	missing, listed := creds["missing"].([]any)
 	satisfied, told := creds["satisfied"].(bool)
 	published := listed || told
@@ -290,7 +290,7 @@ func degradedRule(t *T) {
 	}
 
 	lacking := (listed && len(missing) > 0) || (told && !satisfied)
-	state := Str(t.StatusDoc(), "state")
+	state := Str(t.Env.Status.Obj, "state")
 	judged := published
 	switch {
 	case state == "running":
@@ -313,7 +313,7 @@ func degradedRule(t *T) {
 	// a sweep, so every request of the run (a valid one under --execute)
 	// has been sent by now.
 	if state == "ready" && t.Env.Level >= 2 {
-		for _, r := range t.Env.Exchanges() {
+		for _, r := range t.Evidence() {
 			if r.Is(http.StatusFailedDependency, "missing_credential") {
 				t.Fail(r, "status said ready, yet %s was refused 424 missing_credential; §4.4: a runner lacking a declared credential reports degraded", r.RequestLine())
 				return

@@ -38,9 +38,9 @@ var section5 = []*Rule{
 	},
 	{
 		ID: "5.3/access-ends-at", Section: "5.3", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "an access_ends_at carried on a not_entitled refusal is an RFC 3339 timestamp (inferred: the member is a MAY, typed without a keyword)",
-		Needs: []Need{NeedStatus, needRevoked},
-		Owns:  []string{"error:/error/detail/access_ends_at"},
+		Title:  "an access_ends_at carried on a not_entitled refusal is an RFC 3339 timestamp (inferred: the member is a MAY, typed without a keyword)",
+		Needs:  []Need{NeedStatus, needRevoked},
+		Claims: []Claim{{Doc: "error", Path: "/error/detail/access_ends_at"}},
 		Probe: func(t *T) {
 			ex := t.Do(notAnObject(t, "run"))
 			if !ex.Is(http.StatusForbidden, "not_entitled") {
@@ -57,11 +57,11 @@ var section5 = []*Rule{
 			// case t and z, and a leap second, included); this rule claims
 			// its findings at the member.
 			body, _ := ex.JSON()
-			if t.schemaFindings("error", ex, body); t.Failed() {
+			if schemaFindings(t, "error", ex, body); t.Failed() {
 				t.Note("§5.3 and §5.6 write access_ends_at as an RFC 3339 timestamp, such as 2026-10-31T00:00:00Z")
 			}
 			s, _ := v.(string)
-			if want := Str(t.StatusDoc(), "entitlement", "access_ends_at"); want != "" && s != "" && want != s {
+			if want := Str(t.Env.Status.Obj, "entitlement", "access_ends_at"); want != "" && s != "" && want != s {
 				t.Note("the refusal's access_ends_at (%s) differs from status.entitlement.access_ends_at (%s)", s, want)
 			}
 		},
@@ -74,7 +74,7 @@ var section5 = []*Rule{
 
 var (
 	needRevoked = needStatusField("entitlement-revoked", "revoked", "entitlement", "state")
-	needNever   = Need{"entitlement-never-checked", func(e *Env) string {
+	needNever   = Need{Name: "entitlement-never-checked", Check: func(e *Env) string {
 		if entitlementStance(e) == entNever {
 			return ""
 		}

@@ -247,7 +247,7 @@ func needsExecute(r TraceRow) bool {
 
 // report is t.Warn for a finding that is inferred (no bold keyword binds
 // it: see Binding), t.Fail otherwise.
-func (t *T) report(inferred bool) func(ex *wire.Exchange, format string, args ...any) {
+func report(t *T, inferred bool) func(ex *wire.Exchange, format string, args ...any) {
 	if inferred {
 		return t.Warn
 	}
