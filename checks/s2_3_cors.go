@@ -45,12 +45,18 @@ var section2_3 = []*Rule{
 	preflightHandled("2.3/preflight-reads", Should, "describe", "status"),
 	{
 		ID: "2.3/preflight-unconditional", Section: "2.3", Level: 1, Keyword: MustNot,
-		Title: "an allowed origin's preflight on run and stream admits it (2xx, with Access-Control-Allow-Origin) with no credential, whatever the entitlement or level",
+		Title: "an allowed origin's preflight on run and stream admits it (2xx, with Access-Control-Allow-Origin) with no credential, whatever the entitlement (the level's part is 2.3/preflight-any-level's)",
 		Needs: []Need{NeedOrigin},
 		Probe: probeUnconditional,
 	},
 	{
-		ID: "2.3/allow-origin-echo", Section: "2.3", Level: 1, Keyword: Must,
+		ID: "2.3/preflight-any-level", Section: "2.3", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "an allowed origin's preflight on a verb above the runner's level admits it all the same (inferred: §2.3 says the answer does not depend on the level, without a keyword)",
+		Needs: []Need{NeedOrigin},
+		Probe: probeAnyLevel,
+	},
+	{
+		ID: "2.3/allow-origin-echo", Section: "2.3", Level: 1, Keyword: Must, Binding: Chain, Chain: "MUST ride 'as well' as the preflight",
 		Title: "a preflight admitting an origin echoes it, octet for octet, in Access-Control-Allow-Origin",
 		Needs: []Need{NeedOrigin},
 		Probe: func(t *T) {
@@ -63,16 +69,16 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/allow-methods", Section: "2.3", Level: 1, Keyword: Must,
-		Title: "Access-Control-Allow-Methods admits POST on run/stream and GET on describe/status",
+		ID: "2.3/allow-methods", Section: "2.3", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "Access-Control-Allow-Methods admits POST on run/stream and GET on describe/status (inferred: §2.3's header table carries no keyword)",
 		Needs: []Need{NeedOrigin},
 		Probe: probeAllowMethods,
 	},
-	allowsHeader("2.3/allow-headers-content-type", "Content-Type",
+	allowsHeader("2.3/allow-headers-content-type", Inferred, "Content-Type",
 		"a preflight admitting an origin", []string{"run", "describe"}),
-	allowsHeader("2.3/allow-headers-idempotency", "Idempotency-Key",
+	allowsHeader("2.3/allow-headers-idempotency", Direct, "Idempotency-Key",
 		"the preflight of a runner declaring status.idempotent_retry (§4.2)", []string{"run", "stream"}, needIdempotentRetry),
-	allowsHeader("2.3/allow-headers-authorization", "Authorization",
+	allowsHeader("2.3/allow-headers-authorization", Direct, "Authorization",
 		"the preflight of a runner requiring its own inbound authentication (§7)", []string{"run", "describe"}, NeedAuth),
 	{
 		ID: "2.3/no-needless-authorization", Section: "2.3", Level: 1, Keyword: ShouldNot,
@@ -98,7 +104,7 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/vary-origin", Section: "2.3", Level: 1, Keyword: Must,
+		ID: "2.3/vary-origin", Section: "2.3", Level: 1, Keyword: Must, Binding: Chain, Chain: "MUST ride 'as well' as the preflight",
 		Title: "a preflight admitting an origin carries Vary: Origin",
 		Needs: []Need{NeedOrigin},
 		Probe: func(t *T) {
@@ -266,8 +272,15 @@ func probeUnconditional(t *T) {
 		if state != "" && state != "not_required" && state != "active" {
 			when = append(when, "while status reports entitlement "+state)
 		}
+		levelOnly := len(when) == 0
 		if need := map[string]int{"run": 2, "stream": 3}[verb]; t.Env.Level != 0 && t.Env.Level < need {
 			when = append(when, fmt.Sprintf("to a Level %d runner (%s is Level %d)", t.Env.Level, verb, need))
+		} else {
+			levelOnly = false
+		}
+		if levelOnly && !admits(ex) {
+			t.Note("OPTIONS %s answered %s to a Level %d runner, with no credential or entitlement in question: 2.3/preflight-any-level judges that", verb, ex.Brief(), t.Env.Level)
+			continue
 		}
 		cond := ""
 		if len(when) > 0 {
@@ -414,10 +427,14 @@ func probeAllowMethods(t *T) {
 // allowsHeader: the allowed origin's preflight on verbs lists header in
 // Access-Control-Allow-Headers. Authorization is never covered by "*"
 // (the Fetch standard names it explicitly), the others are.
-func allowsHeader(id, header, who string, verbs []string, needs ...Need) *Rule {
+func allowsHeader(id string, b Binding, header, who string, verbs []string, needs ...Need) *Rule {
+	title := fmt.Sprintf("%s names %s in Access-Control-Allow-Headers", who, header)
+	if b == Inferred {
+		title += " (inferred: §2.3's header table carries no keyword)"
+	}
 	return &Rule{
-		ID: id, Section: "2.3", Level: 1, Keyword: Must,
-		Title: fmt.Sprintf("%s names %s in Access-Control-Allow-Headers", who, header),
+		ID: id, Section: "2.3", Level: 1, Keyword: Must, Binding: b,
+		Title: title,
 		Needs: append([]Need{NeedOrigin}, needs...),
 		Probe: func(t *T) {
 			for _, a := range admitted(t, verbs...) {
@@ -660,5 +677,42 @@ func probeRefusedPreflight(t *T) {
 	}
 	if judged == 0 {
 		t.Skip("no refused preflight was answered at all (2.3/preflight-* report it)")
+	}
+}
+
+// admits reports a preflight answer that admits the origin: 2xx with some
+// Access-Control-Allow-Origin.
+func admits(ex *wire.Exchange) bool { return is2xx(ex) && len(ex.Header.Values(allowOrigin)) > 0 }
+
+// probeAnyLevel judges the allowed origin's preflight on each verb above
+// the runner's level, where nothing but the level stands against it: a
+// credential asked of the preflight, or an entitlement not in force, is
+// 2.3/preflight-unconditional's (a MUST NOT binds those).
+func probeAnyLevel(t *T) {
+	var above []string
+	for _, verb := range []string{"run", "stream"} {
+		if t.Env.Level != 0 && t.Env.Level < protocol.LevelOf(verb) {
+			above = append(above, verb)
+		}
+	}
+	if len(above) == 0 {
+		t.Skip("the runner declares Level %d: no verb with a preflight is above it", t.Env.Level)
+		return
+	}
+	state := ""
+	if t.Env.Status.Obj != nil {
+		state = Str(t.Env.Status.Obj, "entitlement", "state")
+	}
+	other := t.Env.Client.HasHeader("Authorization") || (state != "" && state != "not_required" && state != "active")
+	for _, verb := range above {
+		ex := t.Do(preflight(t, verb, t.Env.Origin))
+		switch {
+		case admits(ex):
+		case other:
+			t.Note("OPTIONS %s answered %s, where a credential or the entitlement is also in question: 2.3/preflight-unconditional judges that", verb, ex.Brief())
+		default:
+			t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %s on a Level %d runner (%s is Level %d); §2.3 has the preflight answered like any other, so that the POST arrives and is refused 501 (inferred: no keyword binds the level's part)%s",
+				verb, t.Env.Origin, ex.Brief(), t.Env.Level, verb, protocol.LevelOf(verb), originHint(t))
+		}
 	}
 }

@@ -62,7 +62,7 @@ func aboveLevel(verb string, need int) *Rule {
 // not answer 501 or 404.
 func atLevel(verb string, need int) *Rule {
 	return &Rule{
-		ID: "3/" + verb + "-implemented", Section: "3", Level: need, Keyword: Must,
+		ID: "3/" + verb + "-implemented", Section: "3", Level: need, Keyword: Must, Binding: Chain, Chain: "the level it reports is the level it implements",
 		Title: fmt.Sprintf("%s is implemented at Level %d and above (no 501, no 404)", verb, need),
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {

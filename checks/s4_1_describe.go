@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,13 +21,18 @@ var section4_1 = []*Rule{
 		Probe: func(t *T) { answersRule("describe", t) },
 	},
 	{
-		ID: "4.1/json", Section: "4.1", Level: 1, Keyword: Must,
-		Title: "describe is a JSON object served as application/json",
-		Probe: func(t *T) { jsonRule("describe", t) },
+		ID: "4.1/json", Section: "4.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "REQUIRED members need an object",
+		Title: "describe is a JSON object",
+		Probe: func(t *T) { objectRule("describe", t) },
+	},
+	{
+		ID: "4.1/content-type", Section: "4.1", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "describe is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
+		Probe: func(t *T) { contentTypeRule("describe", t) },
 	},
 	{
 		ID: "4.1/schema", Section: "4.1", Level: 1, Keyword: Must,
-		Title: "describe matches the describe schema",
+		Title: "describe matches the describe schema (a constraint no keyword binds only warns, and says it is inferred)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) { schemaRule("describe", t) },
 	},
@@ -44,7 +50,7 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1/withdrawn-capabilities", Section: "4.1", Level: 1, Keyword: Should,
+		ID: "4.1/withdrawn-capabilities", Section: "4.1", Level: 1, Keyword: Should, Binding: Inferred,
 		Title: "describe's capabilities should drop streaming (withdrawn) and idempotent_retry (moved to status)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
@@ -58,7 +64,7 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.1/key-grammar", Section: "4.1.1", Level: 1, Keyword: Must,
+		ID: "4.1.1/key-grammar", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "MUST carry a key, and a key is that grammar",
 		Title:  "every input key is one or more of A-Z a-z 0-9 _ . - and nothing else",
 		Needs:  []Need{NeedDescribe},
 		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/key", Keyword: "pattern"}, {Doc: "describe", Path: "/inputs/*/key", Keyword: "type"}},
@@ -101,8 +107,8 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must,
-		Title:  "an input's default fits its type: a string for text and select, a number for number, or null",
+		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "an input's default fits its type: a string for text and select, a number for number, or null (inferred: §4.1.1 and the schema pair them, no keyword does)",
 		Needs:  []Need{NeedDescribe},
 		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/default"}},
 		Probe: func(t *T) {
@@ -114,7 +120,7 @@ var section4_1 = []*Rule{
 				_, isStr := d.(string)
 				isNum := isJSONNumber(d)
 				if fits := isStr && in["type"] != "number" || isNum && in["type"] == "number"; !fits {
-					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean", at, d, in["type"])
+					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean (inferred: no keyword pairs them)", at, d, in["type"])
 				}
 			})
 		},
@@ -152,15 +158,15 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot,
-		Title:  "a credentials entry carries env, purpose and signup_url and no other member",
+		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot, Binding: Inferred,
+		Title:  "a credentials entry carries env, purpose and signup_url and no other member (inferred: §4.1.3 says a conforming runner emits no other, without a keyword)",
 		Needs:  []Need{NeedDescribe},
 		Claims: []Claim{{Doc: "describe", Path: "/credentials/*", Keyword: "additionalProperties"}},
 		Probe: func(t *T) {
 			eachCredential(t, "§4.1.3: the entry is closed to env, purpose and signup_url, leaving nowhere for a value to travel", func(at string, c map[string]any) {
 				for _, k := range slices.Sorted(maps.Keys(c)) {
 					if k != "env" && k != "purpose" && k != "signup_url" {
-						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value", at, k)
+						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value (inferred: §4.1.3 says so without a keyword)", at, k)
 					}
 				}
 			})
@@ -210,16 +216,33 @@ var section4_1 = []*Rule{
 			}
 		},
 	},
+	// 4.1.4/media-type-lower-case claims the lower-case constraint ("not")
+	// before 4.1.4/bytes-media-type claims the rest of the member.
+	{
+		ID: "4.1.4/media-type-lower-case", Section: "4.1.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "a bytes output's media_type is emitted in lower case (inferred: §4.1.4 states it without a keyword)",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output/media_type", Keyword: "not"}},
+		Probe: func(t *T) {
+			out := describeOutput(t, "bytes", "§4.1.4: a runner emits media_type in lower case")
+			if out == nil {
+				return
+			}
+			if mt, ok := out["media_type"].(string); ok && mt != strings.ToLower(mt) {
+				t.Fail(t.Env.Describe.Ex, "output.media_type is %q; §4.1.4 has a runner emit it in lower case, sparing clients a case-insensitive compare (inferred: no keyword binds it)", mt)
+			}
+		},
+	},
 	// The two bytes rules come before 4.1.4/output-present: a claim covers
 	// the path below it, so "/output#required" would otherwise also take
 	// a missing media_type, and the first selected rule's claim wins.
 	{
 		ID: "4.1.4/bytes-media-type", Section: "4.1.4", Level: 1, Keyword: Required,
-		Title:  "a bytes output names its media_type, an RFC 6838 type in lower case",
+		Title:  "a bytes output names its media_type, an RFC 6838 type",
 		Needs:  []Need{NeedDescribe},
 		Claims: []Claim{{Doc: "describe", Path: "/output/media_type"}},
 		Probe: func(t *T) {
-			out := describeOutput(t, "bytes", "§4.1.4: a bytes output names an RFC 6838 media_type, emitted in lower case")
+			out := describeOutput(t, "bytes", "§4.1.4: a bytes output names an RFC 6838 media_type")
 			if out == nil {
 				return
 			}
@@ -227,7 +250,7 @@ var section4_1 = []*Rule{
 			case !ok:
 				t.Fail(t.Env.Describe.Ex, "output.type is bytes and media_type is absent; §4.1.4 requires it")
 			case !bytesMediaType.MatchString(fmt.Sprint(mt)):
-				t.Fail(t.Env.Describe.Ex, "output.media_type is %#v; §4.1.4: type/subtype in RFC 6838 restricted-name characters, emitted in lower case", mt)
+				t.Fail(t.Env.Describe.Ex, "output.media_type is %#v; §4.1.4: type/subtype in RFC 6838 restricted-name characters", mt)
 			}
 		},
 	},
@@ -274,9 +297,39 @@ var (
 	// inputKeyGrammar is §4.1.1's key grammar, anchored to the whole string (\z:
 	// not even a trailing newline).
 	inputKeyGrammar = regexp.MustCompile(`\A[A-Za-z0-9_.-]+\z`)
-	// bytesMediaType is §4.1.4's shape: restricted-name on both sides, lower case.
-	bytesMediaType = regexp.MustCompile(`\A[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\z`)
+	// bytesMediaType is §4.1.4's shape: restricted-name on both sides, in
+	// either case (RFC 6838 names are case-insensitive; the lower case a
+	// runner emits is 4.1.4/media-type-lower-case's).
+	bytesMediaType = regexp.MustCompile(`\A[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\z`)
 )
+
+// objectRule: the document is a JSON object, which every REQUIRED member
+// of it presupposes. (Its label is contentTypeRule's: jsonRule in docs.go
+// judged both, before the label was found to be inferred.)
+func objectRule(verb string, t *T) {
+	d := docOf(t, verb)
+	if d.Ex.Status != http.StatusOK {
+		t.Skip("GET %s answered %s, so there is no document to judge", verb, d.Ex.Brief())
+		return
+	}
+	if d.Obj == nil {
+		t.Fail(d.Ex, "GET %s did not carry a JSON object, so none of the members §4 REQUIRES of it can be there", verb)
+	}
+}
+
+// contentTypeRule: the document is labelled application/json, which §2
+// calls a statement about encoding rather than a MUST: inferred.
+func contentTypeRule(verb string, t *T) {
+	ex := docOf(t, verb).Ex
+	if ex.Status != http.StatusOK {
+		t.Skip("GET %s answered %s, so there is no document to judge", verb, ex.Brief())
+		return
+	}
+	if mt := ex.MediaType(); mt != "application/json" {
+		t.Fail(ex, "GET %s is labelled %q; a Postern body is application/json (inferred: §2 states the media type as a statement about encoding, not a MUST)",
+			verb, ex.Header.Get("Content-Type"))
+	}
+}
 
 // describeClaims reports the describe schema violations the rule claims,
 // each followed by why (see ownClaims).

@@ -189,13 +189,34 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 	for _, e := range list {
 		assert.Check(t, e.ID != "" && e.Section != "" && e.Level >= 1 && e.Keyword != "" && e.Title != "", "%+v", e)
 		assert.Check(t, len(e.Faults) > 0 && len(e.Covers) > 0, "%s: a fault that proves it and an obligation it covers", e.ID)
+		switch e.Binding {
+		case "direct", "inferred":
+			assert.Check(t, e.Chain == "", "%s: a chain named beside binding %s", e.ID, e.Binding)
+		case "chain":
+			assert.Check(t, e.Chain != "", "%s: a chain binding names its chain", e.ID)
+		default:
+			t.Errorf("%s: binding %q", e.ID, e.Binding)
+		}
+		if e.Binding == "inferred" {
+			assert.Check(t, is.Equal(e.Strength, "WARN"), e.ID)
+		}
 	}
+	code, out = run(t, "list", "--rule", "4.4/update-current")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, " inferred "))
+	code, out = run(t, "list", "--rule", "4.2/null-required")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, "[chain: null is no value"))
 	code, out = run(t, "list", "--markdown")
 	assert.Equal(t, code, 0)
 	assert.Check(t, is.Contains(out, "| `2.1/wrong-method` |"))
+	assert.Check(t, is.Contains(out, "| Binding |"))
+	assert.Check(t, is.Contains(out, "| chain: null is no value"))
 	code, out = run(t, "list", "--coverage")
 	assert.Equal(t, code, 0, out)
 	assert.Check(t, is.Contains(out, "normative obligations"))
+	assert.Check(t, is.Regexp(`(?m)^ +inferred +\d+ `, out))
+	assert.Check(t, is.Regexp(`(?m)^ +chain +\d+ `, out))
 }
 
 // TestEveryFaultThroughTheCommand is how a user meets a fault: demo --fault
@@ -294,7 +315,9 @@ func TestLaunchTheNodeRunner(t *testing.T) {
 		{"LEVEL=3 FAULT=cred-value-member", nil, 1},
 		{"LEVEL=3 ENTITLEMENT=unknown-never FAULT=never-checked-403", nil, 1},
 		{"LEVEL=3 AUTH_TOKEN=tok-3f9a2c81e7 FAULT=token-in-status", []string{"--header", "Authorization: Bearer tok-3f9a2c81e7"}, 1},
-		{"LEVEL=3 FAULT=charset-refused", nil, 1},
+		// Refusing the charset form rests on no keyword (2.3/media-type-params is
+		// inferred): it warns, and the verdict stays conformant.
+		{"LEVEL=3 FAULT=charset-refused", nil, 0},
 		{"LEVEL=3 FAULT=no-output-block", nil, 1},
 		{"LEVEL=3 MISSING_CRED=1 CRED_BLOCK=0 FAULT=degraded-wrong", []string{"--execute"}, 1},
 	}
