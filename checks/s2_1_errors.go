@@ -103,11 +103,6 @@ func sweep(t *T, judge func(ex *wire.Exchange, body any)) {
 	t.Note("judged %d refusals", n)
 }
 
-func isRefusal(ex *wire.Exchange) bool {
-	return ex.Answered() && ex.Status >= 300 &&
-		ex.Method != http.MethodOptions && strings.Contains(ex.URL, wire.Prefix)
-}
-
 // runnerSide reports whether §2.1's table lets a runner emit code.
 func runnerSide(code string) bool {
 	c, ok := protocol.LookupCode(code)

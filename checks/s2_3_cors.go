@@ -224,8 +224,6 @@ func unhandled(ex *wire.Exchange) string {
 	return ""
 }
 
-func is2xx(ex *wire.Exchange) bool { return ex.Status >= 200 && ex.Status < 300 }
-
 // preflightHandled: OPTIONS on each verb is answered, for the allowed origin
 // (when --origin names one) and for a stranger. On describe and status the
 // allowed origin's answer must also admit it: a framework's default OPTIONS

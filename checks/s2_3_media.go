@@ -85,13 +85,6 @@ const controlNote = "the control: labelled application/json, no parameter, body 
 // withheldParams is the label §2 has clients send, body withheld.
 var withheldParams = withheldHead("run", protocol.JSONUTF8, "labelled as §2 has clients label a body, charset parameter included; body withheld")
 
-// unavailable is a 503 unavailable: a runner at capacity may answer it to
-// any request before its agent starts (§4.5, §4.6), so it decides nothing
-// about the media type.
-func unavailable(ex *wire.Exchange) bool {
-	return ex.Is(http.StatusServiceUnavailable, "unavailable")
-}
-
 // controlRefused says why verb's control shows the runner refusing a large
 // withheld JSON body from the head, or "" where it waited for the body.
 func controlRefused(t *T, verb string) string {

@@ -219,10 +219,10 @@ var section4_2 = []*Rule{
 					case skipUnavailable(t, ex, fmt.Sprintf("POST %s (%s)", verb, b.what)):
 						return
 					case ex.Status == http.StatusFailedDependency:
-						report(t, !required)(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)%s",
+						finding(t, !required)(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)%s",
 							verb, b.what, ex.Brief(), inferred)
 					default:
-						report(t, !required)(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)%s", verb, b.what, ex.Brief(), inferred)
+						finding(t, !required)(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)%s", verb, b.what, ex.Brief(), inferred)
 					}
 				}
 			}

@@ -66,7 +66,7 @@ var section4_3 = []*Rule{
 					if inferred {
 						why = " (inferred: the MUST binds the event-stream shape; the JSON payload is described without a keyword)"
 					}
-					report(t, inferred)(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data%s",
+					finding(t, inferred)(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data%s",
 						i+1, len(s.Events), oneLine(ev.Raw), strings.Join(probs, "; "), why)
 				}
 			}
@@ -234,7 +234,7 @@ var section4_3 = []*Rule{
 				}
 				n++
 				for _, viol := range t.Env.Violations("run-response", v) {
-					report(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
+					finding(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
 				}
 				m, _ := v.(map[string]any)
 				probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])

@@ -2,7 +2,6 @@ package checks
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -253,12 +252,6 @@ func skipPastGrace(t *T, ex *wire.Exchange) bool {
 	return false
 }
 
-// stepTwoAnswer is either refusal §4.6's step 2 gives. Which of the two
-// fits the posture is judged by the §5.7 rules, not here.
-func stepTwoAnswer(ex *wire.Exchange) bool {
-	return ex.Is(http.StatusForbidden, "not_entitled") || ex.Is(http.StatusServiceUnavailable, "unavailable")
-}
-
 // verbsAboveOrSkip are the verbs above the declared level; where there are
 // none it skips the rule.
 func verbsAboveOrSkip(t *T) []string {
@@ -288,15 +281,6 @@ func verbsServed(t *T) []string {
 // plainLabel is the label a browser gives a string body it posts
 // cross-origin without a preflight (§2.3).
 const plainLabel = "text/plain;charset=UTF-8"
-
-// labelled is a header carrying contentType, or none for "".
-func labelled(contentType string) http.Header {
-	h := http.Header{}
-	if contentType != "" {
-		h.Set("Content-Type", contentType)
-	}
-	return h
-}
 
 // judgeEntitlementFirst judges the answer to a request sent (what) to a runner
 // whose entitlement is not in force: §4.6's step 2 refusal must win; an
@@ -328,12 +312,6 @@ func readFirstNote(t *T, ex *wire.Exchange) {
 	if ex.BodySentLate {
 		t.Note("POST %s answered only once its body had been sent: allowed, as only the media-type refusal must precede reading the body", ex.URL)
 	}
-}
-
-// stillReading: a withheld body got no answer within patience, so the
-// runner was waiting for the body.
-func stillReading(ex *wire.Exchange) bool {
-	return !ex.Answered() && errors.Is(ex.Err, wire.ErrNoAnswer)
 }
 
 // patience is how long a probe waited before it took a silence a

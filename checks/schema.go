@@ -89,7 +89,7 @@ func schemaFindings(t *T, doc string, ex *wire.Exchange, v any, why ...string) {
 		own := ownerOf(t.Registry(), doc, viol)
 		switch {
 		case own == t.Rule.ID, !mine && own == "":
-			report(t, viol.Inferred)(ex, "%s %s: %s%s", doc, violationAt(viol), viol.Message, suffix)
+			finding(t, viol.Inferred)(ex, "%s %s: %s%s", doc, violationAt(viol), viol.Message, suffix)
 		case !mine:
 			passed = append(passed, fmt.Sprintf("%s %s → %s", doc, viol.Path, own))
 		}

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // The traceability matrix: every normative statement of SPEC.md §1–§8, one
@@ -243,13 +241,4 @@ func needsExecute(r TraceRow) bool {
 		}
 	}
 	return true
-}
-
-// report is t.Warn for a finding that is inferred (no bold keyword binds
-// it: see Binding), t.Fail otherwise.
-func report(t *T, inferred bool) func(ex *wire.Exchange, format string, args ...any) {
-	if inferred {
-		return t.Warn
-	}
-	return t.Fail
 }
