@@ -282,7 +282,7 @@ func (r *run[E]) unsent(t *T[E]) {
 		case f.Ex != nil && errors.Is(f.Ex.Err, ErrDeadline):
 			why = r.deadlineWords()
 		case f.Ex != nil && errors.Is(f.Ex.Err, ErrGaveUp):
-			why = fmt.Sprintf("not decided: %s had gone unanswered %d times in a row, so the checker stopped sending there (the runner stopped answering)", f.Ex.RequestLine(), giveUpAfter)
+			why = fmt.Sprintf("not decided: %s was not sent, since the runner had stopped answering it (or had stopped answering altogether)", f.Ex.RequestLine())
 		default:
 			kept = append(kept, f)
 		}

@@ -28,6 +28,7 @@ type Session struct {
 	mu      sync.Mutex
 	log     []*wire.Exchange
 	routes  map[string]int // consecutive unanswered requests per route
+	silent  int            // consecutive unanswered requests, all routes together
 	slowest time.Duration  // the slowest answer of the target to a request it could decide at once
 	runCtx  context.Context
 }
@@ -48,7 +49,10 @@ const DefaultMinWait = 25 * time.Millisecond
 const waitFactor = 10
 
 // giveUpAfter is how many requests in a row to one route (method and path)
-// may go unanswered before the run stops sending there.
+// may go unanswered before the run stops sending there. Once as many
+// requests in a row as may be in flight have gone unanswered, whatever
+// their routes, the run stops sending anywhere: the runner has stopped
+// answering altogether.
 const giveUpAfter = 2
 
 // NewSession starts a session over c.
@@ -78,9 +82,9 @@ func route(method, url string) string { return method + " " + url }
 func (s *Session) Do(ctx context.Context, r wire.Request) *wire.Exchange {
 	key := route(r.Method, s.Client.Base().String()+r.Path)
 	s.mu.Lock()
-	silent := s.routes[key]
+	silent := s.routes[key] >= giveUpAfter || s.silent >= cap(s.sem)
 	s.mu.Unlock()
-	if silent >= giveUpAfter {
+	if silent {
 		ex := &wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: ErrGaveUp}
 		return ex
 	}
@@ -91,12 +95,15 @@ func (s *Session) Do(ctx context.Context, r wire.Request) *wire.Exchange {
 	s.release()
 	s.cut(ex)
 	s.mu.Lock()
+	// An answer whose body did not come whole before the deadline (a drip)
+	// counts as none: what the route costs is the wait, not the status line.
 	switch {
-	case ex.Answered():
-		s.routes[key] = 0
-		s.observe(ex)
 	case errors.Is(ex.Err, wire.ErrNoAnswer):
 		s.routes[key]++
+		s.silent++
+	case ex.Answered():
+		s.routes[key], s.silent = 0, 0
+		s.observe(ex)
 	}
 	s.mu.Unlock()
 	s.Record(ex)
@@ -144,7 +151,14 @@ func (s *Session) HeadFirst(ctx context.Context, path string, h http.Header, bod
 	ex := s.Client.HeadFirst(ctx, path, h, body, s.Wait(), note)
 	s.release()
 	s.cut(ex)
-	if !ex.BodySentLate {
+	switch {
+	case ex.BodySentLate && errors.Is(ex.Err, wire.ErrNoAnswer):
+		// The body went, and still nothing came: as unanswered as a Do.
+		s.mu.Lock()
+		s.routes[route(http.MethodPost, s.Client.Base().String()+path)]++
+		s.silent++
+		s.mu.Unlock()
+	case !ex.BodySentLate:
 		s.noteAnswer(ex)
 	}
 	s.Record(ex)
