@@ -26,7 +26,7 @@ func BenchmarkFullCheck(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		requests = len(env.Exchanges())
+		requests = len(env.Session.Exchanges())
 	}
 	b.ReportMetric(float64(requests), "requests/check")
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/schemas"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
@@ -20,9 +21,9 @@ type Options struct {
 	// Deadline bounds the whole run; past it, the rules not yet decided
 	// SKIP. Zero means DefaultDeadline(Timeout, Execute).
 	Deadline time.Duration
-	Headers  http.Header   // --header
-	Rules    []string      // selection patterns; none selects all
-	Schemas  *schemas.Set  // nil: the embedded set
+	Headers  http.Header  // --header
+	Rules    []string     // selection patterns; none selects all
+	Schemas  *schemas.Set // nil: the embedded set
 }
 
 // Check runs the selected rules against a runner. An error means the runner
@@ -41,12 +42,21 @@ func Check(ctx context.Context, o Options) (*Env, []Result, error) {
 	if len(rules) == 0 {
 		return nil, nil, fmt.Errorf("no rule matches %v; `postern-conformance list` shows the IDs", o.Rules)
 	}
+	deadline := o.Deadline
+	if deadline <= 0 {
+		deadline = DefaultDeadline(o.Timeout, o.Execute)
+	}
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
 	client := wire.New(base, wire.Options{Timeout: o.Timeout, Headers: o.Headers})
-	env, err := NewEnv(ctx, Config{Client: client, Schemas: o.Schemas, Origin: o.Origin, Execute: o.Execute, Patience: o.Patience})
+	cfg := Config{Client: client, Schemas: o.Schemas, Origin: o.Origin, Execute: o.Execute, Patience: o.Patience}
+	sess := engine.NewSession(client, o.Patience, 0)
+	env, err := NewEnv(ctx, cfg, sess)
 	if err != nil {
 		return nil, nil, err
 	}
-	return env, Run(ctx, env, rules), nil
+	sess.Patience = patienceFor(cfg, env.Status, env.Describe)
+	return env, engine.Run(ctx, suite(), sess, env, rules), nil
 }
 
 // DefaultDeadline is the whole-run deadline used where none is given: two

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/schemas"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
@@ -26,8 +27,8 @@ type Config struct {
 	// Execute permits probes that run the agent (--execute).
 	Execute bool
 	// Patience bounds how long a probe waits for a runner that should have
-	// answered at once (a withheld body). Zero means DefaultPatience; it is
-	// capped by the client's timeout.
+	// answered at once (a withheld body) before reporting that it did not.
+	// Zero means DefaultPatience; it is capped by the client's timeout.
 	Patience time.Duration
 }
 
@@ -39,91 +40,41 @@ type Doc struct {
 	Err string         // why Obj is nil
 }
 
-// Env is the state of one checking run.
+// Env is what the runner check knows of its target: the user's
+// configuration, and the two documents fetched once before any rule runs.
 type Env struct {
 	Config
 	Status   *Doc
 	Describe *Doc
 	// Level is status.level where it is 1, 2 or 3, and 0 otherwise.
 	Level int
+	// Session is the run's traffic with the runner (checks/engine).
+	Session *engine.Session
 
-	// selected are the rules of this run, which decide who owns what.
-	selected []*Rule
-
-	mu  sync.Mutex
-	log []*wire.Exchange
-	// silent counts consecutive requests that got no answer at all; past
-	// giveUpAfter the run stops sending (see T.Do).
-	silent  int
-	skipped int
-
-	futures map[string]*future
+	mu sync.Mutex
 	// secrets are values no report may show: the --header values, and what
 	// the credential rules found in the runner's own answers.
 	secrets []string
-	ctx     context.Context
 }
-
-// future is a value being computed in the background (see Prefetch).
-type future struct {
-	done chan struct{}
-	val  any
-}
-
-// Prefetch starts computing the value named key in the background, once
-// per run: a slow shared request (one that must wait out the patience) is
-// started early so its wait overlaps every other probe. Fetched waits for
-// it; Fetched of a key never prefetched computes it there and then.
-func (e *Env) Prefetch(key string, compute func(ctx context.Context) any) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.futures == nil {
-		e.futures = map[string]*future{}
-	}
-	if e.futures[key] != nil {
-		return
-	}
-	f := &future{done: make(chan struct{})}
-	e.futures[key] = f
-	ctx := e.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	go func() {
-		defer close(f.done)
-		f.val = compute(ctx)
-	}()
-}
-
-// Fetched returns the value Prefetch computes for key, starting it if need be.
-func (e *Env) Fetched(key string, compute func(ctx context.Context) any) any {
-	e.Prefetch(key, compute)
-	e.mu.Lock()
-	f := e.futures[key]
-	e.mu.Unlock()
-	<-f.done
-	return f.val
-}
-
-// giveUpAfter is how many requests in a row may go unanswered before the
-// checker stops waiting on a runner that has stopped answering.
-const giveUpAfter = 4
 
 // ErrNotARunner means the target answered, but not as a Postern runner.
 type ErrNotARunner struct{ Why string }
 
 func (e ErrNotARunner) Error() string { return e.Why }
 
-// NewEnv fetches status and describe once. It fails only where the target
-// cannot be checked at all: unreachable, or answering neither verb as a
-// Postern runner would.
-func NewEnv(ctx context.Context, cfg Config) (*Env, error) {
-	e := &Env{Config: cfg, ctx: ctx}
-	e.Status = e.fetch(ctx, "status")
+// NewEnv fetches status and describe, side by side, once. It fails only
+// where the target cannot be checked at all: unreachable, or answering
+// neither verb as a Postern runner would.
+func NewEnv(ctx context.Context, cfg Config, sess *engine.Session) (*Env, error) {
+	e := &Env{Config: cfg, Session: sess}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); e.Status = e.fetch(ctx, "status") }()
+	go func() { defer wg.Done(); e.Describe = e.fetch(ctx, "describe") }()
+	wg.Wait()
 	if !e.Status.Ex.Answered() {
 		return nil, fmt.Errorf("cannot reach %s: %s", cfg.Client.Base(), rootCause(e.Status.Ex.Err))
 	}
-	e.Describe = e.fetch(ctx, "describe")
 	if e.Status.Obj == nil && e.Describe.Obj == nil {
 		why := fmt.Sprintf("%s could not be checked: GET %s answered %s and GET describe answered %s, and neither gave its document",
 			cfg.Client.Base(), e.Status.Ex.URL, e.Status.Ex.Brief(), e.Describe.Ex.Brief())
@@ -154,7 +105,8 @@ func (e *Env) fetch(ctx context.Context, verb string) *Doc {
 	req := wire.Get(verb)
 	req.Note = "fetched once and shared by every rule that reads " + verb
 	ex := e.Client.Do(ctx, req)
-	e.record(ex)
+	e.Session.Record(ex)
+	e.Session.Observe(ex)
 	d := &Doc{Ex: ex}
 	switch {
 	case !ex.Answered():
@@ -167,46 +119,6 @@ func (e *Env) fetch(ctx context.Context, verb string) *Doc {
 		}
 	}
 	return d
-}
-
-func (e *Env) record(ex *wire.Exchange) {
-	e.mu.Lock()
-	e.log = append(e.log, ex)
-	e.mu.Unlock()
-}
-
-// ErrGaveUp marks a request not sent because the runner had stopped answering.
-var ErrGaveUp = errors.New("not sent: the runner stopped answering several requests in a row")
-
-// countSilence tracks unanswered requests and reports whether to give up.
-func (e *Env) countSilence(ex *wire.Exchange) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if ex.Answered() {
-		e.silent = 0
-	} else if errors.Is(ex.Err, wire.ErrNoAnswer) {
-		e.silent++
-	}
-}
-
-// gaveUp reports whether to skip the next request. Even then every eighth
-// request goes out, so a runner that hangs on one kind of request only is
-// found answering the others again.
-func (e *Env) gaveUp() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.silent < giveUpAfter {
-		return false
-	}
-	e.skipped++
-	return e.skipped%8 != 0
-}
-
-// Exchanges is every exchange of the run so far, in order.
-func (e *Env) Exchanges() []*wire.Exchange {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]*wire.Exchange(nil), e.log...)
 }
 
 // AsInt reads a JSON number that is a whole number.
@@ -269,23 +181,27 @@ func rootCause(err error) string {
 	}
 }
 
-// DefaultPatience is how long a withheld-body probe waits by default. A
-// refusal decided on the request head takes a runner milliseconds.
+// DefaultPatience is how long a probe waits, by default, before it takes a
+// silence a conforming runner never leaves as shown: the confirmation of a
+// would-be FAIL. A conforming runner never pays it; the waits it does pay
+// are earned (engine.Session.Wait).
 const DefaultPatience = time.Second
 
-// A runner slower than usual to answer status and describe gets more
-// patience: ten times its slower answer, when that exceeds the default.
-func (e *Env) patience() time.Duration {
-	p := e.Patience
+// patience is the confirmation wait for this runner: the one given, or by
+// default DefaultPatience, more for a runner slower than usual to answer
+// status and describe (ten times its slower answer), and never more than
+// the request timeout.
+func patienceFor(cfg Config, docs ...*Doc) time.Duration {
+	p := cfg.Patience
 	if p <= 0 {
 		p = DefaultPatience
-		for _, d := range []*Doc{e.Status, e.Describe} {
+		for _, d := range docs {
 			if d != nil && d.Ex != nil && 10*d.Ex.Elapsed > p {
 				p = 10 * d.Ex.Elapsed
 			}
 		}
 	}
-	if to := e.Client.Timeout(); p > to {
+	if to := cfg.Client.Timeout(); p > to {
 		p = to
 	}
 	return p
@@ -314,7 +230,7 @@ func (e *Env) concealAll() {
 	if len(secrets) == 0 {
 		return
 	}
-	for _, ex := range e.Exchanges() {
+	for _, ex := range e.Session.Exchanges() {
 		if ex != nil && len(ex.Body) > 0 && holdsAny(ex.Body, secrets) {
 			*ex = *redactedCopy(ex, secrets)
 		}

@@ -2,49 +2,41 @@ package checks
 
 import "fmt"
 
-// Need is something a rule requires before its probe can decide anything:
-// a document, an option the user gave, or a posture the runner declares.
-// Check returns "" when the need is met and the reason to skip otherwise.
-type Need struct {
-	Name  string
-	Check func(e *Env) string
-}
-
 // The needs every family shares. Posture needs that only one family uses
 // live beside that family; those several files use live in posture.go, with
 // the posture predicates they are built on.
 var (
-	NeedStatus = Need{"status", func(e *Env) string {
+	NeedStatus = Need{Name: "status", Check: func(e *Env) string {
 		if e.Status.Obj == nil {
 			return "GET status gave no JSON object (" + e.Status.Err + ")"
 		}
 		return ""
 	}}
-	NeedDescribe = Need{"describe", func(e *Env) string {
+	NeedDescribe = Need{Name: "describe", Check: func(e *Env) string {
 		if e.Describe.Obj == nil {
 			return "GET describe gave no JSON object (" + e.Describe.Err + ")"
 		}
 		return ""
 	}}
-	NeedOrigin = Need{"origin", func(e *Env) string {
+	NeedOrigin = Need{Name: "origin", Check: func(e *Env) string {
 		if e.Origin == "" {
 			return "needs --origin: an origin the runner is configured to allow"
 		}
 		return ""
 	}}
-	NeedExecute = Need{"execute", func(e *Env) string {
+	NeedExecute = Need{Name: "execute", Check: func(e *Env) string {
 		if !e.Execute {
 			return "needs --execute: deciding it means running the agent"
 		}
 		return ""
 	}}
-	NeedAuth = Need{"auth", func(e *Env) string {
+	NeedAuth = Need{Name: "auth", Check: func(e *Env) string {
 		if !e.Client.HasHeader("Authorization") {
 			return "needs --header 'Authorization: …': for a runner that requires inbound authentication (§7)"
 		}
 		return ""
 	}}
-	NeedNoAuth = Need{"no-auth", func(e *Env) string {
+	NeedNoAuth = Need{Name: "no-auth", Check: func(e *Env) string {
 		if e.Client.HasHeader("Authorization") {
 			return "applies to a runner that requires no inbound authentication; --header gave one"
 		}
@@ -54,7 +46,7 @@ var (
 
 // needStatusField is met when status carries a member equal to want.
 func needStatusField(name string, want any, path ...string) Need {
-	return Need{name, func(e *Env) string {
+	return Need{Name: name, Check: func(e *Env) string {
 		if e.Status.Obj == nil {
 			return "GET status gave no JSON object"
 		}

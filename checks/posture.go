@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 	"slices"
 )
 
@@ -64,7 +65,7 @@ func entitlementWords(e *Env) string {
 // needEntitled is met where the entitlement is in force. Elsewhere a
 // conforming runner refuses every run at §4.6 step 2, before it reads
 // the inputs, and the order rules judge that instead.
-var needEntitled = Need{"entitled", func(e *Env) string {
+var needEntitled = Need{Name: "entitled", Check: func(e *Env) string {
 	if e.Status.Obj == nil {
 		return "GET status gave no JSON object, so whether the entitlement is in force is unknown"
 	}
@@ -119,13 +120,10 @@ func credentialNames(describe map[string]any) []string {
 	return out
 }
 
-// verbLevel is the level at which §3 has a runner implement each POST verb.
-var verbLevel = map[string]int{"run": 2, "stream": 3}
-
 // aboveDeclaredLevel reports whether verb sits above the level status
 // declares (never, where it declares none).
 func aboveDeclaredLevel(e *Env, verb string) bool {
-	need := verbLevel[verb]
+	need := protocol.LevelOf(verb)
 	return need > 0 && e.Level > 0 && e.Level < need
 }
 

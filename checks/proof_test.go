@@ -4,7 +4,8 @@ package checks_test
 //   - every conformant posture, at every level, gives zero FAIL and starts
 //     the agent zero times without --execute;
 //   - every planted fault makes the rule it names FAIL (WARN for a SHOULD),
-//     and changes no other rule's outcome;
+//     makes each rule it lists in Also FAIL or WARN, may leave the rules it
+//     starves SKIP, and changes no other rule's outcome;
 //   - every rule has a fault.
 
 import (
@@ -122,6 +123,7 @@ func TestEachFaultIsCaughtByItsRuleAlone(t *testing.T) {
 			t.Parallel()
 			rule := checks.Lookup(f.Rule)
 			assert.Assert(t, rule != nil, "fault %s names no rule %s", f.Name, f.Rule)
+			assert.NilError(t, faultDeclaration(f))
 			level := f.Level
 			if level == 0 {
 				level = 3
@@ -131,26 +133,84 @@ func TestEachFaultIsCaughtByItsRuleAlone(t *testing.T) {
 			if r := got.results[f.Rule]; r.Outcome != rule.Strength() {
 				t.Errorf("fault %s: want %s on %s, got %s", f.Name, rule.Strength(), f.Rule, describe(r))
 			}
+			also := map[string]bool{}
+			for _, id := range f.Also {
+				also[id] = true
+				if r := got.results[id]; r.Outcome != checks.Fail && r.Outcome != checks.Warn {
+					t.Errorf("fault %s lists %s as also broken (%s), got %s", f.Name, id, f.AlsoWhy, describe(r))
+				}
+			}
 			starved := map[string]bool{}
 			for _, id := range f.Starves {
 				starved[id] = true
-				assert.Assert(t, id == "*" || checks.Lookup(id) != nil, "fault %s starves no rule %s", f.Name, id)
 			}
 			for id, r := range got.results {
-				if id == f.Rule {
+				if id == f.Rule || also[id] {
 					continue
 				}
-				if b := base.results[id]; (starved[id] || starved["*"]) && b.Outcome != r.Outcome {
+				b := base.results[id]
+				if (starved[id] || starved["*"]) && b.Outcome != r.Outcome {
 					if r.Outcome != checks.Skip {
 						t.Errorf("fault %s should leave %s nothing to judge, got %s", f.Name, id, describe(r))
 					}
 					continue
 				}
-				if b := base.results[id]; b.Outcome != r.Outcome {
+				if b.Outcome != r.Outcome {
 					t.Errorf("fault %s also changed %s: %s → %s", f.Name, id, b.Outcome, describe(r))
 				}
 			}
 		})
+	}
+}
+
+// faultDeclaration says what is wrong with how f declares the rules it
+// touches, or nil: every rule it names must exist, a rule sits in one list
+// at most, and Also comes with its reason.
+func faultDeclaration(f fixtures.Fault) error {
+	seen := map[string]string{f.Rule: "Rule"}
+	for _, list := range []struct {
+		name string
+		ids  []string
+	}{{"Also", f.Also}, {"Starves", f.Starves}} {
+		for _, id := range list.ids {
+			if id == "*" && list.name == "Starves" {
+				continue
+			}
+			if checks.Lookup(id) == nil {
+				return fmt.Errorf("fault %s: %s names no rule %s", f.Name, list.name, id)
+			}
+			if prev, dup := seen[id]; dup {
+				return fmt.Errorf("fault %s: %s is in both %s and %s", f.Name, id, prev, list.name)
+			}
+			seen[id] = list.name
+		}
+	}
+	if len(f.Also) > 0 && strings.TrimSpace(f.AlsoWhy) == "" {
+		return fmt.Errorf("fault %s: Also lists %s but AlsoWhy does not say why the breach breaks them", f.Name, strings.Join(f.Also, ", "))
+	}
+	if len(f.Also) == 0 && f.AlsoWhy != "" {
+		return fmt.Errorf("fault %s: AlsoWhy is set but Also lists no rule", f.Name)
+	}
+	return nil
+}
+
+// TestFaultDeclarationsAreChecked proves faultDeclaration refuses what it
+// is there to refuse.
+func TestFaultDeclarationsAreChecked(t *testing.T) {
+	ok := fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/envelope"}, AlsoWhy: "one handler"}
+	assert.NilError(t, faultDeclaration(ok))
+	for _, c := range []struct {
+		f    fixtures.Fault
+		want string
+	}{
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"9.9/no-such-rule"}, AlsoWhy: "why"}, "Also names no rule 9.9/no-such-rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/envelope"}}, "AlsoWhy does not say why"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", AlsoWhy: "why"}, "Also lists no rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/wrong-method"}, AlsoWhy: "why"}, "in both Rule and Also"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/envelope"}, AlsoWhy: "why", Starves: []string{"2.1/envelope"}}, "in both Also and Starves"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Starves: []string{"9.9/no-such-rule"}}, "Starves names no rule"},
+	} {
+		assert.ErrorContains(t, faultDeclaration(c.f), c.want)
 	}
 }
 

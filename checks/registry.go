@@ -1,10 +1,18 @@
 package checks
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // All is the registry: every rule, in section order. It is static, so the
 // tool can list, select and baseline rules without touching a runner.
-func All() []*Rule {
+func All() []*Rule { return registry }
+
+// registry is built once: the engine tells rules apart by identity.
+var registry = build()
+
+func build() []*Rule {
 	var all []*Rule
 	for _, family := range [][]*Rule{
 		section2,        // s2_transport.go
@@ -23,6 +31,11 @@ func All() []*Rule {
 		section2_1,      // s2_1_errors.go: sweeps the refusals every rule above provoked
 	} {
 		all = append(all, family...)
+	}
+	for _, r := range all {
+		// A rule that needs --execute starts the agent: the engine runs
+		// those one at a time, after the probing rules.
+		r.Agent = slices.ContainsFunc(r.Needs, func(n Need) bool { return n.Name == NeedExecute.Name })
 	}
 	return all
 }

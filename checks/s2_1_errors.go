@@ -6,35 +6,26 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
-
-// codeStatus is §2.1's table: each defined code and the status it rides.
-var codeStatus = map[string]int{
-	"bad_request": 400, "unauthorized": 401, "not_found": 404, "not_entitled": 403,
-	"idempotency_conflict": 409, "withdrawn": 410, "missing_credential": 424,
-	"agent_error": 500, "not_implemented": 501, "unavailable": 503, "run_timeout": 504,
-}
-
-// distributorOnly are the codes §2.1 gives to the distributor side alone.
-var distributorOnly = map[string]bool{"withdrawn": true}
 
 // §2.1 Errors: swept over every refusal the other rules provoked.
 var section2_1 = []*Rule{
 	{
-		ID: "2.1/envelope", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
-		Title: "every refusal under /postern/v0/ carries the error envelope",
+		ID: "2.1/envelope", Section: "2.1", Level: 1, Keyword: Must, Evidence: true,
+		Title: "every refusal under /postern/v0/ carries the error envelope (a constraint only the schema states, such as a detail member's type, warns)",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, body any) {
-				if !ex.EnvelopeJudged {
-					t.schemaFindings("error", ex, body)
+				if !wrongMethod(ex) {
+					schemaFindings(t, "error", ex, body)
 				}
 			})
 		},
 	},
 	{
-		ID: "2.1/envelope-closed", Section: "2.1", Level: 1, Keyword: MustNot, Sweep: true,
-		Title: "nothing stands beside error at the root of a refusal",
-		Owns:  []string{"error:/*#additionalProperties", "error:/*#false"},
+		ID: "2.1/envelope-closed", Section: "2.1", Level: 1, Keyword: MustNot, Evidence: true,
+		Title:  "nothing stands beside error at the root of a refusal",
+		Claims: []Claim{{Doc: "error", Path: "/*", Keyword: "additionalProperties"}, {Doc: "error", Path: "/*", Keyword: "false"}},
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, body any) {
 				m, _ := body.(map[string]any)
@@ -52,36 +43,36 @@ var section2_1 = []*Rule{
 		},
 	},
 	{
-		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
-		Title: "each defined error code travels on its own HTTP status",
+		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred, Evidence: true,
+		Title: "each defined error code travels on the HTTP status §2.1's table gives it (inferred: the table carries no keyword)",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
 				c := ex.ErrorCode()
-				if ex.EnvelopeJudged && ex.Status == http.StatusMethodNotAllowed {
+				if wrongMethod(ex) && ex.Status == http.StatusMethodNotAllowed {
 					// HTTP's own answer to a wrong method: §2.1 defines no
 					// code for it, so whichever defined code rides it is
 					// not on another code's status.
 					return
 				}
-				if want, ok := codeStatus[c]; ok && want != ex.Status {
-					t.Fail(ex, "%s: code %s rides %d, and §2.1 gives it %d", ex.RequestLine(), c, ex.Status, want)
+				if want := protocol.StatusOf(c); want != 0 && want != ex.Status {
+					t.Fail(ex, "%s: code %s rides %d, and §2.1's table gives it %d (inferred: the table carries no keyword)", ex.RequestLine(), c, ex.Status, want)
 				}
 			})
 		},
 	},
 	{
-		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Sweep: true,
-		Title: "a runner refuses only with the runner-side codes §2.1 defines",
-		Owns:  []string{"error:/error/code#enum"},
+		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred, Evidence: true,
+		Title:  "a runner refuses only with the runner-side codes §2.1 defines (inferred: the table and the schema list them, no keyword forbids another)",
+		Claims: []Claim{{Doc: "error", Path: "/error/code", Keyword: "enum"}},
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
 				c := ex.ErrorCode()
 				switch {
 				case c == "":
-				case distributorOnly[c]:
-					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner", ex.RequestLine(), c)
-				case codeStatus[c] == 0:
-					t.Fail(ex, "%s: %q is not a code Postern 0.1 defines", ex.RequestLine(), c)
+				case !runnerSide(c):
+					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner (inferred: §2.1's table says so without a keyword)", ex.RequestLine(), c)
+				case protocol.StatusOf(c) == 0:
+					t.Fail(ex, "%s: %q is not a code Postern 0.1 defines (inferred: no keyword forbids a code the table lacks)", ex.RequestLine(), c)
 				}
 			})
 		},
@@ -89,12 +80,12 @@ var section2_1 = []*Rule{
 }
 
 // sweep calls judge on every refusal under the prefix. Preflights are exempt
-// (§2.1 leaves them to §2.3). A refusal marked EnvelopeJudged has its
-// envelope's shape judged by the rule that provoked it; 2.1/envelope leaves
-// it alone, the other sweeps judge it like any other.
+// (§2.1 leaves them to §2.3). A refusal of a wrong method has its
+// envelope's shape judged by 2.1/wrong-method; 2.1/envelope leaves it
+// alone, the other sweeps judge it like any other.
 func sweep(t *T, judge func(ex *wire.Exchange, body any)) {
 	n := 0
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Evidence() {
 		if !isRefusal(ex) {
 			continue
 		}
@@ -112,7 +103,27 @@ func sweep(t *T, judge func(ex *wire.Exchange, body any)) {
 	t.Note("judged %d refusals", n)
 }
 
-func isRefusal(ex *wire.Exchange) bool {
-	return ex.Answered() && ex.Status >= 300 &&
-		ex.Method != http.MethodOptions && strings.Contains(ex.URL, wire.Prefix)
+// runnerSide reports whether §2.1's table lets a runner emit code.
+func runnerSide(code string) bool {
+	c, ok := protocol.LookupCode(code)
+	return ok && c.Sides&protocol.Runner != 0
+}
+
+// wrongMethod reports a request to one of the four verbs with a method the
+// verb does not take (OPTIONS aside: a preflight is §2.3's). Its refusal is
+// 2.1/wrong-method's to judge, and HTTP's own 405 may carry any code.
+func wrongMethod(ex *wire.Exchange) bool {
+	_, verb, ok := strings.Cut(ex.URL, protocol.Prefix)
+	if !ok || !protocol.IsVerb(verb) {
+		return false
+	}
+	switch ex.Method {
+	case http.MethodOptions:
+		return false
+	case http.MethodPost:
+		return !protocol.Posts(verb)
+	case http.MethodGet, http.MethodHead:
+		return protocol.Posts(verb)
+	}
+	return true
 }

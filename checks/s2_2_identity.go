@@ -3,11 +3,11 @@ package checks
 // §2.2 One agent per runner.
 var section2_2 = []*Rule{
 	{
-		ID: "2.2/same-agent-id", Section: "2.2", Level: 1, Keyword: Must,
+		ID: "2.2/same-agent-id", Section: "2.2", Level: 1, Keyword: Must, Binding: Chain, Chain: "one agent, one identifier",
 		Title: "describe and status report the same agent.id, octet for octet",
 		Needs: []Need{NeedStatus, NeedDescribe},
 		Probe: func(t *T) {
-			d, s := Str(t.DescribeDoc(), "agent", "id"), Str(t.StatusDoc(), "agent", "id")
+			d, s := Str(t.Env.Describe.Obj, "agent", "id"), Str(t.Env.Status.Obj, "agent", "id")
 			switch {
 			case d == "" || s == "":
 				t.Skip("describe or status carries no agent.id string (their schema rules say so)")

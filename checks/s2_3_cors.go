@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // strangerOrigin is an origin no runner is configured with: .invalid is
@@ -22,8 +23,6 @@ const (
 	allowHeaders     = "Access-Control-Allow-Headers"
 	allowCredentials = "Access-Control-Allow-Credentials"
 )
-
-// needIdempotentRetry is met where status declares idempotent_retry.
 
 // §2.3 Browser clients: the preflight, the headers that admit an origin,
 // and the origins a runner must never admit. (The media-type rules of §2.3
@@ -46,12 +45,18 @@ var section2_3 = []*Rule{
 	preflightHandled("2.3/preflight-reads", Should, "describe", "status"),
 	{
 		ID: "2.3/preflight-unconditional", Section: "2.3", Level: 1, Keyword: MustNot,
-		Title: "an allowed origin's preflight on run and stream admits it (2xx, with Access-Control-Allow-Origin) with no credential, whatever the entitlement or level",
+		Title: "an allowed origin's preflight on run and stream admits it (2xx, with Access-Control-Allow-Origin) with no credential, whatever the entitlement (the level's part is 2.3/preflight-any-level's)",
 		Needs: []Need{NeedOrigin},
 		Probe: probeUnconditional,
 	},
 	{
-		ID: "2.3/allow-origin-echo", Section: "2.3", Level: 1, Keyword: Must,
+		ID: "2.3/preflight-any-level", Section: "2.3", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "an allowed origin's preflight on a verb above the runner's level admits it all the same (inferred: §2.3 says the answer does not depend on the level, without a keyword)",
+		Needs: []Need{NeedOrigin},
+		Probe: probeAnyLevel,
+	},
+	{
+		ID: "2.3/allow-origin-echo", Section: "2.3", Level: 1, Keyword: Must, Binding: Chain, Chain: "MUST ride 'as well' as the preflight",
 		Title: "a preflight admitting an origin echoes it, octet for octet, in Access-Control-Allow-Origin",
 		Needs: []Need{NeedOrigin},
 		Probe: func(t *T) {
@@ -64,16 +69,16 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/allow-methods", Section: "2.3", Level: 1, Keyword: Must,
-		Title: "Access-Control-Allow-Methods admits POST on run/stream and GET on describe/status",
+		ID: "2.3/allow-methods", Section: "2.3", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "Access-Control-Allow-Methods admits POST on run/stream and GET on describe/status (inferred: §2.3's header table carries no keyword)",
 		Needs: []Need{NeedOrigin},
 		Probe: probeAllowMethods,
 	},
-	allowsHeader("2.3/allow-headers-content-type", "Content-Type",
+	allowsHeader("2.3/allow-headers-content-type", Inferred, "Content-Type",
 		"a preflight admitting an origin", []string{"run", "describe"}),
-	allowsHeader("2.3/allow-headers-idempotency", "Idempotency-Key",
+	allowsHeader("2.3/allow-headers-idempotency", Direct, "Idempotency-Key",
 		"the preflight of a runner declaring status.idempotent_retry (§4.2)", []string{"run", "stream"}, needIdempotentRetry),
-	allowsHeader("2.3/allow-headers-authorization", "Authorization",
+	allowsHeader("2.3/allow-headers-authorization", Direct, "Authorization",
 		"the preflight of a runner requiring its own inbound authentication (§7)", []string{"run", "describe"}, NeedAuth),
 	{
 		ID: "2.3/no-needless-authorization", Section: "2.3", Level: 1, Keyword: ShouldNot,
@@ -99,7 +104,7 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/vary-origin", Section: "2.3", Level: 1, Keyword: Must,
+		ID: "2.3/vary-origin", Section: "2.3", Level: 1, Keyword: Must, Binding: Chain, Chain: "MUST ride 'as well' as the preflight",
 		Title: "a preflight admitting an origin carries Vary: Origin",
 		Needs: []Need{NeedOrigin},
 		Probe: func(t *T) {
@@ -118,7 +123,7 @@ var section2_3 = []*Rule{
 		Probe: probeActualResponses,
 	},
 	{
-		ID: "2.3/no-wildcard", Section: "2.3", Level: 1, Keyword: MustNot, Sweep: true,
+		ID: "2.3/no-wildcard", Section: "2.3", Level: 1, Keyword: MustNot, Evidence: true,
 		Title: "no answer carries Access-Control-Allow-Origin: *",
 		Probe: probeNoWildcard,
 	},
@@ -141,7 +146,7 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/no-allow-credentials", Section: "2.3", Level: 1, Keyword: ShouldNot, Sweep: true,
+		ID: "2.3/no-allow-credentials", Section: "2.3", Level: 1, Keyword: ShouldNot, Evidence: true,
 		Title: "no answer carries Access-Control-Allow-Credentials",
 		Probe: probeNoCredentials,
 	},
@@ -198,20 +203,26 @@ func withOrigin(r wire.Request, origin, note string) wire.Request {
 // unhandled, or "" where it was answered: a 2xx, or a refusal in §2.1's
 // envelope, which at least says what it is.
 func unhandled(ex *wire.Exchange) string {
+	// What §2.3 forbids is leaving the method unhandled, and that has a few
+	// signatures: no answer at all, and the statuses a framework gives a
+	// method or path nobody registered. A refusal in any other status is
+	// an answer, envelope or none: §2.1 exempts preflights from the
+	// envelope, and the 204 is a SHOULD (2.3/refused-preflight-204).
 	switch {
 	case !ex.Answered():
 		return ex.StatusLine()
 	case ex.Status == http.StatusMethodNotAllowed:
 		return "405, a framework's answer for a method nobody registered"
+	case ex.Status == http.StatusNotImplemented && ex.ErrorCode() != "not_implemented":
+		// A runner's own 501 not_implemented is its level answering,
+		// which 2.3/preflight-unconditional judges; any other 501 is a
+		// server's for a method it does not support.
+		return "501, a server's answer for a method it does not support"
 	case ex.Status == http.StatusNotFound:
 		return "404, as if the path were not there"
-	case ex.Status >= 300 && ex.ErrorCode() == "":
-		return fmt.Sprintf("%d with no error envelope (%q)", ex.Status, wire.Excerpt(ex.Body, 60))
 	}
 	return ""
 }
-
-func is2xx(ex *wire.Exchange) bool { return ex.Status >= 200 && ex.Status < 300 }
 
 // preflightHandled: OPTIONS on each verb is answered, for the allowed origin
 // (when --origin names one) and for a stranger. On describe and status the
@@ -233,7 +244,7 @@ func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
 				for _, o := range origins {
 					ex := t.Do(preflight(t, verb, o))
 					if why := unhandled(ex); why != "" {
-						t.Fail(ex, "OPTIONS %s from %s got %s; §2.3 wants the preflight answered (a 2xx, or at least a refusal in the envelope), not left unhandled",
+						t.Fail(ex, "OPTIONS %s from %s got %s; §2.3 wants the preflight answered (a 2xx, or a refusal in any other status), not left unhandled",
 							verb, o, why)
 					} else if !isPost(verb) && o == t.Env.Origin && is2xx(ex) && len(ex.Header.Values(allowOrigin)) == 0 {
 						t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %d without %s, as a framework's default OPTIONS does: the browser counts that preflight as failed, so a page whose GET needs one cannot read %s; §2.3 asks that describe and status answer the preflight too, with the allowed origin's headers%s",
@@ -248,7 +259,7 @@ func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
 func probeUnconditional(t *T) {
 	var state string
 	if t.Env.Status.Obj != nil {
-		state = Str(t.StatusDoc(), "entitlement", "state")
+		state = Str(t.Env.Status.Obj, "entitlement", "state")
 	}
 	for _, verb := range []string{"run", "stream"} {
 		ex := t.Do(preflight(t, verb, t.Env.Origin))
@@ -259,8 +270,15 @@ func probeUnconditional(t *T) {
 		if state != "" && state != "not_required" && state != "active" {
 			when = append(when, "while status reports entitlement "+state)
 		}
+		levelOnly := len(when) == 0
 		if need := map[string]int{"run": 2, "stream": 3}[verb]; t.Env.Level != 0 && t.Env.Level < need {
 			when = append(when, fmt.Sprintf("to a Level %d runner (%s is Level %d)", t.Env.Level, verb, need))
+		} else {
+			levelOnly = false
+		}
+		if levelOnly && !admits(ex) {
+			t.Note("OPTIONS %s answered %s to a Level %d runner, with no credential or entitlement in question: 2.3/preflight-any-level judges that", verb, ex.Brief(), t.Env.Level)
+			continue
 		}
 		cond := ""
 		if len(when) > 0 {
@@ -283,7 +301,7 @@ func probeUnconditional(t *T) {
 // to it so far has carried Access-Control-Allow-Origin: a runner that was
 // never told of the origin answers it exactly so, breaking no rule.
 func originHint(t *T) string {
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Session().Exchanges() {
 		if ex.ReqHeader.Get("Origin") == t.Env.Origin && len(ex.Header.Values(allowOrigin)) > 0 {
 			return ""
 		}
@@ -407,10 +425,14 @@ func probeAllowMethods(t *T) {
 // allowsHeader: the allowed origin's preflight on verbs lists header in
 // Access-Control-Allow-Headers. Authorization is never covered by "*"
 // (the Fetch standard names it explicitly), the others are.
-func allowsHeader(id, header, who string, verbs []string, needs ...Need) *Rule {
+func allowsHeader(id string, b Binding, header, who string, verbs []string, needs ...Need) *Rule {
+	title := fmt.Sprintf("%s names %s in Access-Control-Allow-Headers", who, header)
+	if b == Inferred {
+		title += " (inferred: §2.3's header table carries no keyword)"
+	}
 	return &Rule{
-		ID: id, Section: "2.3", Level: 1, Keyword: Must,
-		Title: fmt.Sprintf("%s names %s in Access-Control-Allow-Headers", who, header),
+		ID: id, Section: "2.3", Level: 1, Keyword: Must, Binding: b,
+		Title: title,
 		Needs: append([]Need{NeedOrigin}, needs...),
 		Probe: func(t *T) {
 			for _, a := range admitted(t, verbs...) {
@@ -465,7 +487,7 @@ const maxSweepFindings = 3
 // every other's, and fails those it reports, up to maxSweepFindings.
 func sweepHeaders(t *T, bad func(ex *wire.Exchange) string) {
 	n, failed := 0, 0
-	for _, ex := range t.Env.Exchanges() {
+	for _, ex := range t.Evidence() {
 		if !ex.Answered() || !strings.Contains(ex.URL, wire.Prefix) {
 			continue
 		}
@@ -584,7 +606,7 @@ func probeUnconfigured(t *T) {
 	// A runner may decide the origin on POST answers apart from the rest; a
 	// body that is not an object of inputs keeps the call refusable.
 	for _, verb := range []string{"run", "stream"} {
-		if t.Env.Level < verbLevel[verb] {
+		if t.Env.Level < protocol.LevelOf(verb) {
 			continue
 		}
 		r := withOrigin(wire.PostJSON(verb, malformedRunBody), strangerOrigin, "a cross-origin "+verb+" whose inputs is not an object: refused by any runner")
@@ -653,5 +675,42 @@ func probeRefusedPreflight(t *T) {
 	}
 	if judged == 0 {
 		t.Skip("no refused preflight was answered at all (2.3/preflight-* report it)")
+	}
+}
+
+// admits reports a preflight answer that admits the origin: 2xx with some
+// Access-Control-Allow-Origin.
+func admits(ex *wire.Exchange) bool { return is2xx(ex) && len(ex.Header.Values(allowOrigin)) > 0 }
+
+// probeAnyLevel judges the allowed origin's preflight on each verb above
+// the runner's level, where nothing but the level stands against it: a
+// credential asked of the preflight, or an entitlement not in force, is
+// 2.3/preflight-unconditional's (a MUST NOT binds those).
+func probeAnyLevel(t *T) {
+	var above []string
+	for _, verb := range []string{"run", "stream"} {
+		if t.Env.Level != 0 && t.Env.Level < protocol.LevelOf(verb) {
+			above = append(above, verb)
+		}
+	}
+	if len(above) == 0 {
+		t.Skip("the runner declares Level %d: no verb with a preflight is above it", t.Env.Level)
+		return
+	}
+	state := ""
+	if t.Env.Status.Obj != nil {
+		state = Str(t.Env.Status.Obj, "entitlement", "state")
+	}
+	other := t.Env.Client.HasHeader("Authorization") || (state != "" && state != "not_required" && state != "active")
+	for _, verb := range above {
+		ex := t.Do(preflight(t, verb, t.Env.Origin))
+		switch {
+		case admits(ex):
+		case other:
+			t.Note("OPTIONS %s answered %s, where a credential or the entitlement is also in question: 2.3/preflight-unconditional judges that", verb, ex.Brief())
+		default:
+			t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %s on a Level %d runner (%s is Level %d); §2.3 has the preflight answered like any other, so that the POST arrives and is refused 501 (inferred: no keyword binds the level's part)%s",
+				verb, t.Env.Origin, ex.Brief(), t.Env.Level, verb, protocol.LevelOf(verb), originHint(t))
+		}
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §2.3 Browser clients: the media-type half. A body a browser may post
@@ -21,27 +24,23 @@ import (
 // control: the same head labelled plain application/json. A conforming
 // runner waits for the control's body; one that refuses it from the head
 // would give the other labels the same answer, and the labels prove
-// nothing there. The control and the charset probe each wait out the
-// patience on a conforming runner, so both are started before any probe
-// (Rule.Warm) and their waits overlap the rest of the run.
+// nothing there. The control and the charset probe each watch a conforming
+// runner wait for the body, so both are facts: the driver starts them
+// before any rule, their earned waits overlap the rest of the run, and each
+// is sent once however many rules read it.
 var section2_3Media = []*Rule{
 	mediaTypeRule("run", 2),
 	mediaTypeRule("stream", 3),
 	{
-		ID: "2.3/media-type-params", Section: "2.3", Level: 2, Keyword: Must,
-		Title: "application/json; charset=utf-8 is not refused for its parameter",
-		Needs: []Need{NeedStatus},
+		ID: "2.3/media-type-params", Section: "2.3", Level: 2, Keyword: Must, Binding: Inferred,
+		Title:    "application/json; charset=utf-8 is not refused for its parameter (inferred: §2.3's MUST is to refuse other media types, and only prose says parameters do not count)",
+		Needs:    []Need{NeedStatus},
+		Requires: []Dep{withheldControl["run"], withheldParams},
 		// Only the parameter is probed. Type and subtype are case-insensitive
 		// in HTTP, so Application/JSON is the same media type too, but §2
 		// fixes the spelling a client sends and no conforming client sends
 		// another: refusing it harms none, and probing it would cost every
 		// conforming runner a further full wait for a body that never comes.
-		Warm: func(e *Env) {
-			if !entitlementFirst(e) {
-				controlHead("run").start(e)
-				paramsHead.start(e)
-			}
-		},
 		Probe: probeParams,
 	},
 }
@@ -59,49 +58,37 @@ var nonJSONLabels = []struct{ label, what string }{
 // announced is the Content-Length every withheld head here announces.
 const announced = 300000
 
-// aheadHead is a withheld POST sent early, in the background, and shared by
-// the rules that read it (Env.Prefetch).
-type aheadHead struct{ key, verb, label, note string }
-
-// controlHead is verb's control: plain application/json, body withheld.
-func controlHead(verb string) aheadHead {
-	return aheadHead{"withheld-control/" + verb, verb, "application/json",
-		"the control: labelled application/json, no parameter, body withheld; a runner checking only the label waits for the body"}
-}
-
-// paramsHead is the label §2 has clients send, body withheld.
-var paramsHead = aheadHead{"withheld-params/run", "run", "application/json; charset=utf-8",
-	"labelled as §2 has clients label a body, charset parameter included; body withheld"}
-
-func (a aheadHead) compute(e *Env) func(context.Context) any {
-	return func(ctx context.Context) any {
-		h := http.Header{"Content-Type": {a.label}}
-		ex := e.Client.Withheld(ctx, wire.Prefix+a.verb, h, announced, e.patience(), a.note)
-		e.record(ex) // once, here: the probes reading it only cite it
-		return ex
+// withheldHead is a withheld POST that a conforming runner waits on, read
+// by several rules: a fact, sent once, early.
+func withheldHead(verb, label, note string) *engine.Fact[*Env, *wire.Exchange] {
+	return &engine.Fact[*Env, *wire.Exchange]{
+		Name: "withheld " + verb + " labelled " + label,
+		Compute: func(t *T) (*wire.Exchange, string) {
+			if entitlementFirst(t.Env) {
+				return nil, "" // the rules reading it skip first, for the entitlement
+			}
+			h := http.Header{"Content-Type": {label}}
+			return t.Withheld(wire.Prefix+verb, h, announced, engine.ExpectWait, note), ""
+		},
 	}
 }
 
-func (a aheadHead) start(e *Env) { e.Prefetch(a.key, a.compute(e)) }
-
-// fetch waits for the exchange and cites it as this rule's evidence.
-func (a aheadHead) fetch(t *T) *wire.Exchange {
-	ex := t.Env.Fetched(a.key, a.compute(t.Env)).(*wire.Exchange)
-	t.Cite(ex)
-	return ex
+// withheldControl is each verb's control: plain application/json, body
+// withheld; a runner checking only the label waits for the body.
+var withheldControl = map[string]*engine.Fact[*Env, *wire.Exchange]{
+	"run":    withheldHead("run", protocol.JSON, controlNote),
+	"stream": withheldHead("stream", protocol.JSON, controlNote),
 }
 
-// unavailable is a 503 unavailable: a runner at capacity may answer it to
-// any request before its agent starts (§4.5, §4.6), so it decides nothing
-// about the media type.
-func unavailable(ex *wire.Exchange) bool {
-	return ex.Is(http.StatusServiceUnavailable, "unavailable")
-}
+const controlNote = "the control: labelled application/json, no parameter, body withheld; a runner checking only the label waits for the body"
+
+// withheldParams is the label §2 has clients send, body withheld.
+var withheldParams = withheldHead("run", protocol.JSONUTF8, "labelled as §2 has clients label a body, charset parameter included; body withheld")
 
 // controlRefused says why verb's control shows the runner refusing a large
 // withheld JSON body from the head, or "" where it waited for the body.
 func controlRefused(t *T, verb string) string {
-	ctrl := controlHead(verb).fetch(t)
+	ctrl := withheldControl[verb].Of(t)
 	sent := fmt.Sprintf("the control (POST %s labelled application/json, %d bytes announced, body withheld)", verb, announced)
 	switch {
 	case stillReading(ctrl):
@@ -117,14 +104,10 @@ func controlRefused(t *T, verb string) string {
 func mediaTypeRule(verb string, level int) *Rule {
 	return &Rule{
 		ID: "2.3/media-type-" + verb, Section: "2.3", Level: level, Keyword: Must,
-		Title: fmt.Sprintf("%s refuses a body not labelled application/json with 400 bad_request, before reading it", verb),
-		Needs: []Need{NeedStatus},
-		Warm: func(e *Env) {
-			if !entitlementFirst(e) {
-				controlHead(verb).start(e)
-			}
-		},
-		Probe: func(t *T) { probeMediaType(t, verb) },
+		Title:    fmt.Sprintf("%s refuses a body not labelled application/json with 400 bad_request, before reading it", verb),
+		Needs:    []Need{NeedStatus},
+		Requires: []Dep{withheldControl[verb]},
+		Probe:    func(t *T) { probeMediaType(t, verb) },
 	}
 }
 
@@ -137,8 +120,13 @@ func probeMediaType(t *T, verb string) {
 	var judge []*wire.Exchange
 	var whats, busy []string
 	pastGrace := false
-	for _, l := range nonJSONLabels {
-		ex := withheldPost(t, verb, l.label, l.what+"; body withheld")
+	// Sent side by side: a runner that reads every body first makes each
+	// wait out the patience, and the waits then overlap.
+	exs := t.SideBySide(len(nonJSONLabels), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange {
+		return s.Withheld(ctx, wire.Prefix+verb, labelled(nonJSONLabels[i].label), announced, engine.ExpectAnswer, nonJSONLabels[i].what+"; body withheld")
+	})
+	for i, l := range nonJSONLabels {
+		ex := exs[i]
 		if pastGrace = skipPastGrace(t, ex); pastGrace {
 			break
 		}
@@ -146,7 +134,7 @@ func probeMediaType(t *T, verb string) {
 		case stillReading(ex):
 			// Reading a body so labelled is wrong whatever the control shows.
 			t.Fail(ex, "POST %s with %s: still reading the body after %s, so it parses before deciding on the media type (§2.3, §4.2: refuse before reading the body at all)",
-				verb, l.what, patience(t.Env))
+				verb, l.what, patience(t))
 		case unavailable(ex):
 			busy = append(busy, l.what)
 		default:
@@ -182,23 +170,23 @@ func probeParams(t *T) {
 	if skipWhereEntitlementFirst(t) {
 		return
 	}
-	ex := paramsHead.fetch(t)
+	ex := withheldParams.Of(t)
 	// Both were started together before any probe; reading the control
 	// every time keeps its evidence here and in the log before the sweeps.
 	ctrl := controlRefused(t, "run")
 	switch {
 	case stillReading(ex):
-		t.Note("after the head, the runner waited for the body (%s), as one accepting the label must", patience(t.Env))
+		t.Note("after the head, the runner waited for the body (watched for %s, ten times its slowest answer so far or more), as one accepting the label must", ex.Elapsed.Round(time.Millisecond))
 	case skipPastGrace(t, ex):
 	case unavailable(ex):
-		t.Skip("POST run labelled %q was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): it says nothing about the parameter", paramsHead.label)
+		t.Skip("POST run labelled %q was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): it says nothing about the parameter", protocol.JSONUTF8)
 	case !ex.Answered():
 		t.Note("no answer to the head (%v); nothing shows the label was refused", ex.Err)
 	case ctrl != "":
-		t.Skip("POST run labelled %q was answered %s from the head, but %s: the parameter is not what was refused", paramsHead.label, ex.Brief(), ctrl)
+		t.Skip("POST run labelled %q was answered %s from the head, but %s: the parameter is not what was refused", protocol.JSONUTF8, ex.Brief(), ctrl)
 	default:
 		t.Fail(ex, "POST run labelled %q was answered %s from the head alone, while the same head labelled application/json was waited on: the parameter alone decided it, yet §2.3 makes parameters irrelevant to the media type, and this is the label §2 requires clients to send",
-			paramsHead.label, ex.Brief())
+			protocol.JSONUTF8, ex.Brief())
 	}
 }
 

@@ -16,13 +16,13 @@ const truncatedJSON = `{"inputs": {"prompt": "conformance probe`
 var section3 = []*Rule{
 	{
 		ID: "3/level-declared", Section: "3", Level: 1, Keyword: Must,
-		Title: "status reports a conformance level of 1, 2 or 3",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/level"},
+		Title:  "status reports a conformance level of 1, 2 or 3",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/level"}},
 		Probe: func(t *T) {
-			t.schemaFindings("status", t.Env.Status.Ex, t.StatusDoc())
-			if n, ok := AsInt(t.StatusDoc()["level"]); !t.Failed() && (!ok || n < 1 || n > 3) {
-				t.Fail(t.Env.Status.Ex, "status.level is %v, not 1, 2 or 3", show(t.StatusDoc()["level"]))
+			schemaFindings(t, "status", t.Env.Status.Ex, t.Env.Status.Obj)
+			if n, ok := AsInt(t.Env.Status.Obj["level"]); !t.Failed() && (!ok || n < 1 || n > 3) {
+				t.Fail(t.Env.Status.Ex, "status.level is %v, not 1, 2 or 3", show(t.Env.Status.Obj["level"]))
 			}
 			if t.Env.Level != 0 {
 				t.Note("declares Level %d", t.Env.Level)
@@ -62,7 +62,7 @@ func aboveLevel(verb string, need int) *Rule {
 // not answer 501 or 404.
 func atLevel(verb string, need int) *Rule {
 	return &Rule{
-		ID: "3/" + verb + "-implemented", Section: "3", Level: need, Keyword: Must,
+		ID: "3/" + verb + "-implemented", Section: "3", Level: need, Keyword: Must, Binding: Chain, Chain: "the level it reports is the level it implements",
 		Title: fmt.Sprintf("%s is implemented at Level %d and above (no 501, no 404)", verb, need),
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,13 +21,18 @@ var section4_1 = []*Rule{
 		Probe: func(t *T) { answersRule("describe", t) },
 	},
 	{
-		ID: "4.1/json", Section: "4.1", Level: 1, Keyword: Must,
-		Title: "describe is a JSON object served as application/json",
-		Probe: func(t *T) { jsonRule("describe", t) },
+		ID: "4.1/json", Section: "4.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "REQUIRED members need an object",
+		Title: "describe is a JSON object",
+		Probe: func(t *T) { objectRule("describe", t) },
+	},
+	{
+		ID: "4.1/content-type", Section: "4.1", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "describe is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
+		Probe: func(t *T) { contentTypeRule("describe", t) },
 	},
 	{
 		ID: "4.1/schema", Section: "4.1", Level: 1, Keyword: Must,
-		Title: "describe matches the describe schema",
+		Title: "describe matches the describe schema (a constraint no keyword binds only warns, and says it is inferred)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) { schemaRule("describe", t) },
 	},
@@ -44,11 +50,11 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1/withdrawn-capabilities", Section: "4.1", Level: 1, Keyword: Should,
+		ID: "4.1/withdrawn-capabilities", Section: "4.1", Level: 1, Keyword: Should, Binding: Inferred,
 		Title: "describe's capabilities should drop streaming (withdrawn) and idempotent_retry (moved to status)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			caps, _ := t.DescribeDoc()["capabilities"].(map[string]any)
+			caps, _ := t.Env.Describe.Obj["capabilities"].(map[string]any)
 			if v, ok := caps["streaming"]; ok {
 				t.Fail(t.Env.Describe.Ex, "capabilities.streaming is %v; §4.1 withdrew it: a client reads the level from status (§3), so this means nothing and the checker ignores it", v)
 			}
@@ -58,10 +64,10 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.1/key-grammar", Section: "4.1.1", Level: 1, Keyword: Must,
-		Title: "every input key is one or more of A-Z a-z 0-9 _ . - and nothing else",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/key#pattern", "describe:/inputs/*/key#type"},
+		ID: "4.1.1/key-grammar", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "MUST carry a key, and a key is that grammar",
+		Title:  "every input key is one or more of A-Z a-z 0-9 _ . - and nothing else",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/key", Keyword: "pattern"}, {Doc: "describe", Path: "/inputs/*/key", Keyword: "type"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: a key is one or more of [A-Za-z0-9_.-] and nothing else, not even a trailing newline", func(at string, in map[string]any) {
 				k, ok := in["key"]
@@ -73,9 +79,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.1/input-types", Section: "4.1.1", Level: 1, Keyword: MustNot,
-		Title: "no input declares a type outside text, number and select",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/type#enum", "describe:/inputs/*/type#type"},
+		Title:  "no input declares a type outside text, number and select",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/type", Keyword: "enum"}, {Doc: "describe", Path: "/inputs/*/type", Keyword: "type"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: a runner emits no input type beyond text, number and select", func(at string, in map[string]any) {
 				if ty, ok := in["type"]; ok && ty != "text" && ty != "number" && ty != "select" {
@@ -86,9 +92,9 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.1/select-options", Section: "4.1.1", Level: 1, Keyword: Required,
-		Title: "a select input lists its choices in validation.options",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/validation#required"},
+		Title:  "a select input lists its choices in validation.options",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/validation", Keyword: "required"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: validation.options is required on a select input", func(at string, in map[string]any) {
 				if in["type"] != "select" {
@@ -101,10 +107,10 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must,
-		Title: "an input's default fits its type: a string for text and select, a number for number, or null",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/inputs/*/default"},
+		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "an input's default fits its type: a string for text and select, a number for number, or null (inferred: §4.1.1 and the schema pair them, no keyword does)",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/default"}},
 		Probe: func(t *T) {
 			eachInput(t, "§4.1.1: a default is a string for text and select, a number for number, or null; never a boolean", func(at string, in map[string]any) {
 				d, ok := in["default"]
@@ -114,7 +120,7 @@ var section4_1 = []*Rule{
 				_, isStr := d.(string)
 				isNum := isJSONNumber(d)
 				if fits := isStr && in["type"] != "number" || isNum && in["type"] == "number"; !fits {
-					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean", at, d, in["type"])
+					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean (inferred: no keyword pairs them)", at, d, in["type"])
 				}
 			})
 		},
@@ -124,13 +130,13 @@ var section4_1 = []*Rule{
 		Title: "every capabilities.write_tools entry is also listed in capabilities.tools",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			writes, ok := Path(t.DescribeDoc(), "capabilities", "write_tools")
+			writes, ok := Path(t.Env.Describe.Obj, "capabilities", "write_tools")
 			list, isList := writes.([]any)
 			if !ok || !isList {
 				t.Skip("describe declares no capabilities.write_tools list")
 				return
 			}
-			tools, _ := Path(t.DescribeDoc(), "capabilities", "tools")
+			tools, _ := Path(t.Env.Describe.Obj, "capabilities", "tools")
 			known, _ := tools.([]any)
 			var names []string
 			for _, k := range known {
@@ -152,15 +158,15 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot,
-		Title: "a credentials entry carries env, purpose and signup_url and no other member",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/credentials/*#additionalProperties"},
+		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot, Binding: Inferred,
+		Title:  "a credentials entry carries env, purpose and signup_url and no other member (inferred: §4.1.3 says a conforming runner emits no other, without a keyword)",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/credentials/*", Keyword: "additionalProperties"}},
 		Probe: func(t *T) {
 			eachCredential(t, "§4.1.3: the entry is closed to env, purpose and signup_url, leaving nowhere for a value to travel", func(at string, c map[string]any) {
 				for _, k := range slices.Sorted(maps.Keys(c)) {
 					if k != "env" && k != "purpose" && k != "signup_url" {
-						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value", at, k)
+						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value (inferred: §4.1.3 says so without a keyword)", at, k)
 					}
 				}
 			})
@@ -171,11 +177,11 @@ var section4_1 = []*Rule{
 		Title: "no credentials entry carries a key bearing a provider's prefix, nor anything key-shaped in a member beyond env, purpose and signup_url",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			if list, _ := t.DescribeDoc()["credentials"].([]any); len(list) == 0 {
+			if list, _ := t.Env.Describe.Obj["credentials"].([]any); len(list) == 0 {
 				t.Skip("describe declares no credentials")
 				return
 			}
-			found := describeSecrets(t.DescribeDoc())
+			found := describeSecrets(t.Env.Describe.Obj)
 			ev := redactedDescribe(t, found)
 			for _, f := range found {
 				switch {
@@ -195,7 +201,7 @@ var section4_1 = []*Rule{
 		Title: "nothing else in describe looks like a key or token: no random-looking string in a credential's env, purpose or signup_url, nor outside credentials (a heuristic: it warns)",
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
-			found := describeSecrets(t.DescribeDoc())
+			found := describeSecrets(t.Env.Describe.Obj)
 			ev := redactedDescribe(t, found)
 			for _, f := range found {
 				switch {
@@ -210,16 +216,33 @@ var section4_1 = []*Rule{
 			}
 		},
 	},
+	// 4.1.4/media-type-lower-case claims the lower-case constraint ("not")
+	// before 4.1.4/bytes-media-type claims the rest of the member.
+	{
+		ID: "4.1.4/media-type-lower-case", Section: "4.1.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "a bytes output's media_type is emitted in lower case (inferred: §4.1.4 states it without a keyword)",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output/media_type", Keyword: "not"}},
+		Probe: func(t *T) {
+			out := describeOutput(t, "bytes", "§4.1.4: a runner emits media_type in lower case")
+			if out == nil {
+				return
+			}
+			if mt, ok := out["media_type"].(string); ok && mt != strings.ToLower(mt) {
+				t.Fail(t.Env.Describe.Ex, "output.media_type is %q; §4.1.4 has a runner emit it in lower case, sparing clients a case-insensitive compare (inferred: no keyword binds it)", mt)
+			}
+		},
+	},
 	// The two bytes rules come before 4.1.4/output-present: a claim covers
 	// the path below it, so "/output#required" would otherwise also take
 	// a missing media_type, and the first selected rule's claim wins.
 	{
 		ID: "4.1.4/bytes-media-type", Section: "4.1.4", Level: 1, Keyword: Required,
-		Title: "a bytes output names its media_type, an RFC 6838 type in lower case",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/output/media_type"},
+		Title:  "a bytes output names its media_type, an RFC 6838 type",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output/media_type"}},
 		Probe: func(t *T) {
-			out := describeOutput(t, "bytes", "§4.1.4: a bytes output names an RFC 6838 media_type, emitted in lower case")
+			out := describeOutput(t, "bytes", "§4.1.4: a bytes output names an RFC 6838 media_type")
 			if out == nil {
 				return
 			}
@@ -227,15 +250,15 @@ var section4_1 = []*Rule{
 			case !ok:
 				t.Fail(t.Env.Describe.Ex, "output.type is bytes and media_type is absent; §4.1.4 requires it")
 			case !bytesMediaType.MatchString(fmt.Sprint(mt)):
-				t.Fail(t.Env.Describe.Ex, "output.media_type is %#v; §4.1.4: type/subtype in RFC 6838 restricted-name characters, emitted in lower case", mt)
+				t.Fail(t.Env.Describe.Ex, "output.media_type is %#v; §4.1.4: type/subtype in RFC 6838 restricted-name characters", mt)
 			}
 		},
 	},
 	{
 		ID: "4.1.4/bytes-no-example", Section: "4.1.4", Level: 1, Keyword: MustNot,
-		Title: "a bytes output carries no example",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/output/example#false"},
+		Title:  "a bytes output carries no example",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output/example", Keyword: "false"}},
 		Probe: func(t *T) {
 			out := describeOutput(t, "bytes", "§4.1.4: example is text-only, and a bytes output carries none")
 			if out == nil {
@@ -248,12 +271,12 @@ var section4_1 = []*Rule{
 	},
 	{
 		ID: "4.1.4/output-present", Section: "4.1.4", Level: 1, Keyword: Required,
-		Title: "describe carries an output block with a type",
-		Needs: []Need{NeedDescribe},
-		Owns:  []string{"describe:/output#required"},
+		Title:  "describe carries an output block with a type",
+		Needs:  []Need{NeedDescribe},
+		Claims: []Claim{{Doc: "describe", Path: "/output", Keyword: "required"}},
 		Probe: func(t *T) {
 			describeClaims(t, "§4.1.4: the output block and its type are required; describe is the only place a client learns the type before a run")
-			v, ok := t.DescribeDoc()["output"]
+			v, ok := t.Env.Describe.Obj["output"]
 			out, isObj := v.(map[string]any)
 			switch {
 			case t.Failed():
@@ -274,9 +297,39 @@ var (
 	// inputKeyGrammar is §4.1.1's key grammar, anchored to the whole string (\z:
 	// not even a trailing newline).
 	inputKeyGrammar = regexp.MustCompile(`\A[A-Za-z0-9_.-]+\z`)
-	// bytesMediaType is §4.1.4's shape: restricted-name on both sides, lower case.
-	bytesMediaType = regexp.MustCompile(`\A[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\z`)
+	// bytesMediaType is §4.1.4's shape: restricted-name on both sides, in
+	// either case (RFC 6838 names are case-insensitive; the lower case a
+	// runner emits is 4.1.4/media-type-lower-case's).
+	bytesMediaType = regexp.MustCompile(`\A[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\z`)
 )
+
+// objectRule: the document is a JSON object, which every REQUIRED member
+// of it presupposes. (Its label is contentTypeRule's: jsonRule in docs.go
+// judged both, before the label was found to be inferred.)
+func objectRule(verb string, t *T) {
+	d := docOf(t, verb)
+	if d.Ex.Status != http.StatusOK {
+		t.Skip("GET %s answered %s, so there is no document to judge", verb, d.Ex.Brief())
+		return
+	}
+	if d.Obj == nil {
+		t.Fail(d.Ex, "GET %s did not carry a JSON object, so none of the members §4 REQUIRES of it can be there", verb)
+	}
+}
+
+// contentTypeRule: the document is labelled application/json, which §2
+// calls a statement about encoding rather than a MUST: inferred.
+func contentTypeRule(verb string, t *T) {
+	ex := docOf(t, verb).Ex
+	if ex.Status != http.StatusOK {
+		t.Skip("GET %s answered %s, so there is no document to judge", verb, ex.Brief())
+		return
+	}
+	if mt := ex.MediaType(); mt != "application/json" {
+		t.Fail(ex, "GET %s is labelled %q; a Postern body is application/json (inferred: §2 states the media type as a statement about encoding, not a MUST)",
+			verb, ex.Header.Get("Content-Type"))
+	}
+}
 
 // describeClaims reports the describe schema violations the rule claims,
 // each followed by why (see ownClaims).
@@ -288,17 +341,13 @@ func describeClaims(t *T, why string) { ownClaims(t, "describe", t.Env.Describe,
 // every unclaimed violation, which is the schema rule's to report.
 func ownClaims(t *T, doc string, d *Doc, why string) {
 	claims := false
-	for _, o := range t.Rule.Owns {
-		claims = claims || strings.HasPrefix(o, doc+":")
+	for _, c := range t.Rule.Claims {
+		claims = claims || c.Doc == doc
 	}
 	if !claims {
 		return
 	}
-	from := len(t.findings)
-	t.schemaFindings(doc, d.Ex, d.Obj)
-	for i := from; i < len(t.findings) && why != ""; i++ {
-		t.findings[i].Message += "; " + why
-	}
+	schemaFindings(t, doc, d.Ex, d.Obj, why)
 }
 
 // eachInput reports the rule's claimed violations, then, where the schema
@@ -315,7 +364,7 @@ func eachCredential(t *T, why string, judge func(at string, c map[string]any)) {
 
 func eachEntry(t *T, member, why string, judge func(at string, m map[string]any)) {
 	describeClaims(t, why)
-	list, _ := t.DescribeDoc()[member].([]any)
+	list, _ := t.Env.Describe.Obj[member].([]any)
 	switch {
 	case t.Failed():
 		return
@@ -338,7 +387,7 @@ func describeOutput(t *T, want, why string) map[string]any {
 	if t.Failed() {
 		return nil
 	}
-	out, _ := t.DescribeDoc()["output"].(map[string]any)
+	out, _ := t.Env.Describe.Obj["output"].(map[string]any)
 	if ty := Str(out, "type"); ty != want {
 		t.Skip("describe.output.type is %s; applies to %s", quoteOr(ty), want)
 		return nil

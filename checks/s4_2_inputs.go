@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -68,7 +69,7 @@ var section4_2 = []*Rule{
 		},
 	},
 	{
-		ID: "4.2/null-required", Section: "4.2", Level: 2, Keyword: Must,
+		ID: "4.2/null-required", Section: "4.2", Level: 2, Keyword: Must, Binding: Chain, Chain: "null is no value (§4.1.1)",
 		Title: "null for a required input counts as leaving it out: refused 400",
 		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
 		Probe: func(t *T) {
@@ -77,7 +78,7 @@ var section4_2 = []*Rule{
 			}
 		},
 	},
-	valueRule("4.2/boolean-value", "a boolean value for a declared input is refused 400 (§4.1.1 admits none)",
+	valueRule("4.2/boolean-value", typeChain, "a boolean value for a declared input is refused 400 (§4.1.1 admits none)",
 		func(in *inputSet) ([]inputCase, string) {
 			if len(in.decls) == 0 {
 				return nil, "describe declares no input to send a boolean for"
@@ -88,7 +89,7 @@ var section4_2 = []*Rule{
 			}
 			return in.valueCases(d.key, true, d.key+" sent as true")
 		}),
-	valueRule("4.2/wrong-type", "a number for a text input, or a string for a number input, is refused 400",
+	valueRule("4.2/wrong-type", typeChain, "a number for a text input, or a string for a number input, is refused 400",
 		func(in *inputSet) ([]inputCase, string) {
 			var out []inputCase
 			if d, ok := in.first(func(d inputDecl) bool { return d.kind() != "number" }); ok {
@@ -114,7 +115,7 @@ var section4_2 = []*Rule{
 			}
 			return out, ""
 		}),
-	valueRule("4.2/select-outside-options", "a select value outside validation.options is refused 400",
+	valueRule("4.2/select-outside-options", "", "a select value outside validation.options is refused 400",
 		func(in *inputSet) ([]inputCase, string) {
 			d, ok := in.first(func(d inputDecl) bool { return d.kind() == "select" && len(d.options()) > 0 })
 			if !ok {
@@ -126,7 +127,7 @@ var section4_2 = []*Rule{
 			}
 			return in.valueCases(d.key, v, fmt.Sprintf("%s sent %q, not among its options", d.key, v))
 		}),
-	valueRule("4.2/max-length", "a text value longer than validation.max_length is refused 400",
+	valueRule("4.2/max-length", "", "a text value longer than validation.max_length is refused 400",
 		func(in *inputSet) ([]inputCase, string) {
 			for _, d := range in.decls {
 				n, ok := AsInt(d.validation["max_length"])
@@ -142,7 +143,7 @@ var section4_2 = []*Rule{
 			}
 			return nil, "describe declares no text input with a max_length that a value can exceed while passing its other checks"
 		}),
-	valueRule("4.2/min-max", "a number below validation.min or above validation.max is refused 400",
+	valueRule("4.2/min-max", "", "a number below validation.min or above validation.max is refused 400",
 		func(in *inputSet) ([]inputCase, string) {
 			var cases []inputCase
 			for _, d := range in.decls {
@@ -173,7 +174,7 @@ var section4_2 = []*Rule{
 			}
 			return cases, ""
 		}),
-	valueRule("4.2/pattern", "a text value not matching validation.pattern is refused 400",
+	valueRule("4.2/pattern", "", "a text value not matching validation.pattern is refused 400",
 		func(in *inputSet) ([]inputCase, string) {
 			for _, d := range in.decls {
 				p, ok := d.validation["pattern"].(string)
@@ -193,13 +194,20 @@ var section4_2 = []*Rule{
 			return nil, "describe declares no text input with a pattern this checker can produce a non-matching value for"
 		}),
 	{
-		ID: "4.2/malformed-body", Section: "4.2", Level: 2, Keyword: Must,
+		ID: "4.2/malformed-body", Section: "4.2", Level: 2, Keyword: Must, Binding: Chain, Chain: "no inputs map omits the required input",
 		Title: "a body that is not an object carrying an inputs map is refused 400 bad_request",
 		Needs: []Need{NeedStatus, needEntitled},
 		Probe: func(t *T) {
 			verbs := []string{"run"}
 			if t.Env.Level >= 3 {
 				verbs = append(verbs, "stream")
+			}
+			// Where describe declares no required input, nothing binds the
+			// refusal (§2.1's table alone calls a bad body bad_request).
+			_, required := readInputs(t.Env.Describe.Obj).firstRequired()
+			inferred := ""
+			if !required {
+				inferred = " (inferred: describe declares no required input a malformed body would omit, and only §2.1's table calls a bad body bad_request)"
 			}
 			for _, verb := range verbs {
 				for _, b := range malformedBodies(t) {
@@ -211,17 +219,17 @@ var section4_2 = []*Rule{
 					case skipUnavailable(t, ex, fmt.Sprintf("POST %s (%s)", verb, b.what)):
 						return
 					case ex.Status == http.StatusFailedDependency:
-						t.Fail(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)",
-							verb, b.what, ex.Brief())
+						finding(t, !required)(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)%s",
+							verb, b.what, ex.Brief(), inferred)
 					default:
-						t.Fail(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)", verb, b.what, ex.Brief())
+						finding(t, !required)(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)%s", verb, b.what, ex.Brief(), inferred)
 					}
 				}
 			}
 		},
 	},
 	{
-		ID: "4.2/refusal-binds-no-key", Section: "4.2", Level: 2, Keyword: Must,
+		ID: "4.2/refusal-binds-no-key", Section: "4.2", Level: 2, Keyword: Must, Binding: Chain, Chain: "a refused request binds nothing, so a refusable repeat is owed its 400",
 		Title: "a run refused 400, for a malformed body or a failed validation, binds no Idempotency-Key: a later request under it is not answered 409",
 		Needs: []Need{NeedStatus, needIdempotentRetry, needEntitled},
 		Probe: probeRefusalBindsNoKey,
@@ -235,13 +243,13 @@ var section4_2 = []*Rule{
 // too, since a runner may bind a key as soon as the body parses.
 func probeRefusalBindsNoKey(t *T) {
 	var unjudged []string
-	for _, part := range []func(*T) string{keyAfterMalformed, keyAfterValidation} {
+	for _, part := range []func(*T) string{keyAfterMalformed, keyAfterParsed, keyAfterValidation} {
 		if why := part(t); why != "" {
 			unjudged = append(unjudged, why)
 		}
 	}
 	switch {
-	case len(unjudged) == 2 && !t.Failed():
+	case len(unjudged) == 3 && !t.Failed():
 		t.Skip("%s", strings.Join(unjudged, "; "))
 	default:
 		for _, why := range unjudged {
@@ -269,6 +277,42 @@ func keyAfterMalformed(t *T) string {
 	return ""
 }
 
+// keyAfterParsed: two requests whose bodies parse and which both lack a
+// required input, so that neither can run, the second with other inputs
+// than the first, under one key. A runner that records a key with its
+// inputs once the body parses, before it validates, answers the second
+// 409: the refusal bound the key. It returns why nothing was judged, or "".
+func keyAfterParsed(t *T) string {
+	in := readInputs(t.Env.Describe.Obj)
+	d, ok := in.firstRequired()
+	if !ok {
+		return "describe declares no required input, so no parsed request certain to be refused was sent"
+	}
+	first, second := in.missingCase(d.key, false), in.missingCase(d.key, true)
+	if reflect.DeepEqual(first.inputs, second.inputs) {
+		second = second.with(unknownInputKey, "x", second.what+", and an input describe does not declare")
+	}
+	key := freshKey()
+	ex := t.Do(runRequest("run", first.inputs, key, first.what+"; a fresh Idempotency-Key"))
+	if ex.Status != http.StatusBadRequest {
+		return fmt.Sprintf("the first request lacking %s was answered %s rather than 400, so no refusal of a parsed body was made to test the key against (4.2/missing-input judges that answer)",
+			d.key, ex.Brief())
+	}
+	again := t.Do(runRequest("run", second.inputs, key, second.what+"; other inputs, still lacking "+d.key+", under the Idempotency-Key of the request just refused"))
+	switch {
+	case again.Status == http.StatusConflict:
+		t.Fail(again, "a request whose body parsed was refused 400 for lacking %s; another, with other inputs and still lacking it, was sent under the same Idempotency-Key and answered %s: the refusal bound the key to its inputs, though it executed nothing (§4.2)",
+			d.key, again.Brief())
+	case again.Status != http.StatusBadRequest:
+		return fmt.Sprintf("the second request lacking %s was answered %s; only a 400 or a 409 says anything about the key", d.key, again.Brief())
+	}
+	return ""
+}
+
+// unknownInputKey is an input no describe declares, added where a second
+// set of inputs must differ from the first and nothing else can.
+const unknownInputKey = "undeclared-input"
+
 // keyAfterValidation: a request failing validation under a fresh key, then
 // one missing a required input (or malformed, where nothing is required)
 // under the same key, which must be refused 400 as any other. Where a valid
@@ -280,7 +324,7 @@ func keyAfterValidation(t *T) string {
 	if why := needValidationSafe.Check(t.Env); why != "" {
 		return "no request failing validation was sent: " + why
 	}
-	in := readInputs(t.DescribeDoc())
+	in := readInputs(t.Env.Describe.Obj)
 	bad, what, why := in.failingValidation()
 	if why != "" {
 		return "no request failing validation was sent: " + why
@@ -305,7 +349,7 @@ func keyAfterValidation(t *T) string {
 	case again.Status != http.StatusBadRequest:
 		return fmt.Sprintf("the refusable request sent after the validation refusal was answered %s; only a 400 or a 409 says anything about the key", again.Brief())
 	}
-	valid, why := validInputs(t.DescribeDoc(), false)
+	valid, why := validInputs(t.Env.Describe.Obj, false)
 	if why != "" {
 		t.Note("no valid request followed under the key: %s", why)
 		return ""
@@ -315,7 +359,7 @@ func keyAfterValidation(t *T) string {
 		note += "; sent only because status publishes a missing credential (a 424 is expected)"
 	}
 	if last := t.Do(runRequest("run", valid, key, note)); last.Status == http.StatusConflict {
-		t.Fail(last, "a request refused 400 for failing validation (%s) was followed, under the same Idempotency-Key, by a valid one, answered %s: the refusal bound the key, though it executed nothing (§4.2)",
+		t.Warn(last, "a request refused 400 for failing validation (%s) was followed, under the same Idempotency-Key, by a valid one, answered %s: the refusal bound the key, though it executed nothing (§4.2; inferred: no keyword obliges a runner to accept a valid request)",
 			what, last.Brief())
 	}
 	return ""
@@ -392,26 +436,35 @@ func malformedBodies(t *T) []struct{ body, what string } {
 		{`["conformance probe 4.2/malformed-body"]`, "a JSON array where an object belongs"},
 		{`"conformance probe 4.2/malformed-body"`, "a JSON string where an object belongs"},
 	}
-	if d, ok := readInputs(t.DescribeDoc()).firstRequired(); ok {
+	if d, ok := readInputs(t.Env.Describe.Obj).firstRequired(); ok {
 		b, _ := json.Marshal(map[string]any{"input": map[string]any{d.key: "conformance probe 4.2/malformed-body"}})
 		return append(bodies, struct{ body, what string }{string(b), "an object with no inputs member"})
 	}
 	why := "describe declares no required input"
-	if t.DescribeDoc() == nil {
+	if t.Env.Describe.Obj == nil {
 		why = "describe could not be read to find a required input"
 	}
 	t.Note("an object with no inputs member was not sent: %s, and a runner reading the absent member as an empty map could run the agent", why)
 	return bodies
 }
 
+// typeChain is how §4.2's MUST reaches a value outside its input's type.
+const typeChain = "the type fixes the value space (§4.1.1), a check §4.2 requires"
+
 // valueRule is a rule whose probe sends requests with a bad value: safe in
-// default mode only where the runner publishes a missing credential.
-func valueRule(id, title string, build func(*inputSet) ([]inputCase, string)) *Rule {
+// default mode only where the runner publishes a missing credential. chain,
+// where set, is how §4.2's MUST reaches the value's defect (Binding Chain);
+// otherwise the defect is a declared validation the MUST names (Direct).
+func valueRule(id, chain, title string, build func(*inputSet) ([]inputCase, string)) *Rule {
+	b := Direct
+	if chain != "" {
+		b = Chain
+	}
 	return &Rule{
-		ID: id, Section: "4.2", Level: 2, Keyword: Must, Title: title,
+		ID: id, Section: "4.2", Level: 2, Keyword: Must, Binding: b, Chain: chain, Title: title,
 		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
 		Probe: func(t *T) {
-			cases, why := build(readInputs(t.DescribeDoc()))
+			cases, why := build(readInputs(t.Env.Describe.Obj))
 			if why != "" {
 				t.Skip("%s", why)
 				return
@@ -426,7 +479,7 @@ func valueRule(id, title string, build func(*inputSet) ([]inputCase, string)) *R
 // requiredOrSkip is describe's inputs and the first required one; where
 // there is none it skips the rule, which would toDo with one.
 func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
-	in := readInputs(t.DescribeDoc())
+	in := readInputs(t.Env.Describe.Obj)
 	d, ok := in.firstRequired()
 	if !ok {
 		t.Skip("describe declares no required input to %s", toDo)
@@ -436,7 +489,7 @@ func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
 
 // needValidationSafe is met where a request whose only defect is a value
 // cannot start the agent, or where the user has allowed that.
-var needValidationSafe = Need{"validation-safe", func(e *Env) string {
+var needValidationSafe = Need{Name: "validation-safe", Check: func(e *Env) string {
 	if e.Execute || credentialPublishedMissing(e) {
 		return ""
 	}

@@ -22,8 +22,8 @@ import (
 // and so on.
 var section4_3 = []*Rule{
 	{
-		ID: "4.3/media-type", Section: "4.3", Level: 3, Keyword: Must,
-		Title: "a valid stream request is answered 200 text/event-stream",
+		ID: "4.3/media-type", Section: "4.3", Level: 3, Keyword: Must, Binding: Inferred,
+		Title: "a valid stream request is answered 200 text/event-stream (inferred: §4.3 says stream returns it, without a keyword)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "stream")
@@ -31,7 +31,7 @@ var section4_3 = []*Rule{
 				return
 			}
 			if mt := ex.MediaType(); mt != "text/event-stream" {
-				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream", ex.Header.Get("Content-Type"))
+				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream (inferred: no keyword binds the label)", ex.Header.Get("Content-Type"))
 			}
 		},
 	},
@@ -48,18 +48,26 @@ var section4_3 = []*Rule{
 				if ev.Name == "" {
 					probs = append(probs, "it has no event: field")
 				}
+				notJSON := false
 				switch {
 				case ev.DataLines == 0:
 					probs = append(probs, "it has no data: field")
 				case !json.Valid([]byte(ev.Data)):
 					probs = append(probs, "its data is not JSON")
+					notJSON = true
 				}
 				if !ev.Terminated {
 					probs = append(probs, "no blank line ends it (a browser never dispatches it)")
 				}
+				// §4.3's MUST is the event-stream shape; that the payload is
+				// JSON it says in describing the events, without a keyword.
 				if len(probs) > 0 {
-					t.Fail(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data",
-						i+1, len(s.Events), oneLine(ev.Raw), strings.Join(probs, "; "))
+					inferred, why := notJSON && len(probs) == 1, ""
+					if inferred {
+						why = " (inferred: the MUST binds the event-stream shape; the JSON payload is described without a keyword)"
+					}
+					finding(t, inferred)(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data%s",
+						i+1, len(s.Events), oneLine(ev.Raw), strings.Join(probs, "; "), why)
 				}
 			}
 		}),
@@ -180,9 +188,9 @@ var section4_3 = []*Rule{
 	},
 	{
 		ID: "4.3/no-latency-on-started", Section: "4.3", Level: 3, Keyword: MustNot,
-		Title: "a step event with status started carries no latency_ms",
-		Needs: runNeeds(),
-		Owns:  []string{"stream-event/step:/latency_ms#false"},
+		Title:  "a step event with status started carries no latency_ms",
+		Needs:  runNeeds(),
+		Claims: []Claim{{Doc: "stream-event/step", Path: "/latency_ms", Keyword: "false"}},
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			for i, ev := range s.Events {
 				p := payload(&s.Events[i])
@@ -194,8 +202,8 @@ var section4_3 = []*Rule{
 		}),
 	},
 	{
-		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must,
-		Title: "start, step and delta payloads have the members §4.3 gives them",
+		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must, Binding: Inferred,
+		Title: "start, step and delta payloads have the members §4.3 gives them (inferred: §4.3 lists them without a keyword; a delta's text is 4.3/delta-concat's)",
 		Needs: runNeeds(),
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			for _, ev := range s.Events {
@@ -206,7 +214,7 @@ var section4_3 = []*Rule{
 				if err != nil {
 					continue // 4.3/framing judges a payload that is not JSON
 				}
-				t.schemaFindings("stream-event/"+ev.Name, ex, v)
+				schemaFindings(t, "stream-event/"+ev.Name, ex, v)
 			}
 		}),
 	},
@@ -226,10 +234,10 @@ var section4_3 = []*Rule{
 				}
 				n++
 				for _, viol := range t.Env.Violations("run-response", v) {
-					t.Fail(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
+					finding(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
 				}
 				m, _ := v.(map[string]any)
-				probs, notes := outputMismatch(t.DescribeDoc(), m["output"])
+				probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])
 				for _, p := range probs {
 					t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
 				}
@@ -275,13 +283,13 @@ var section4_3 = []*Rule{
 
 // needBytesOutput and needTextOutput split runners by describe's output.type.
 var (
-	needBytesOutput = Need{"bytes-output", func(e *Env) string {
+	needBytesOutput = Need{Name: "bytes-output", Check: func(e *Env) string {
 		if e.Describe.Obj == nil || Str(e.Describe.Obj, "output", "type") != "bytes" {
 			return "applies where describe declares output.type bytes"
 		}
 		return ""
 	}}
-	needTextOutput = Need{"not-bytes-output", func(e *Env) string {
+	needTextOutput = Need{Name: "not-bytes-output", Check: func(e *Env) string {
 		if e.Describe.Obj != nil && Str(e.Describe.Obj, "output", "type") == "bytes" {
 			return "describe declares a bytes output, which streams no delta at all; 4.1.4/bytes-no-delta judges that"
 		}

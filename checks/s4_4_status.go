@@ -15,49 +15,54 @@ var section4_4 = []*Rule{
 		Probe: func(t *T) { answersRule("status", t) },
 	},
 	{
-		ID: "4.4/json", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "status is a JSON object served as application/json",
-		Probe: func(t *T) { jsonRule("status", t) },
+		ID: "4.4/json", Section: "4.4", Level: 1, Keyword: Must, Binding: Chain, Chain: "REQUIRED members need an object",
+		Title: "status is a JSON object",
+		Probe: func(t *T) { objectRule("status", t) },
+	},
+	{
+		ID: "4.4/content-type", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "status is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
+		Probe: func(t *T) { contentTypeRule("status", t) },
 	},
 	{
 		ID: "4.4/schema", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "status matches the status schema",
+		Title: "status matches the status schema (a constraint no keyword binds only warns, and says it is inferred)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) { schemaRule("status", t) },
 	},
 	{
 		ID: "4.4/conditional-members", Section: "4.4", Level: 1, Keyword: Required,
-		Title: "an active or revoked entitlement carries checked_at and stale_after_seconds",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/entitlement/checked_at", "status:/entitlement/stale_after_seconds"},
+		Title:  "an active or revoked entitlement carries checked_at and stale_after_seconds",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/entitlement/checked_at"}, {Doc: "status", Path: "/entitlement/stale_after_seconds"}},
 		Probe: func(t *T) {
-			switch Str(t.StatusDoc(), "entitlement", "state") {
+			switch Str(t.Env.Status.Obj, "entitlement", "state") {
 			case "active", "revoked":
-				t.schemaFindings("status", t.Env.Status.Ex, t.StatusDoc())
+				schemaFindings(t, "status", t.Env.Status.Ex, t.Env.Status.Obj)
 			default:
 				t.Skip("entitlement.state is %s; the members are required only for active and revoked",
-					quoteOr(Str(t.StatusDoc(), "entitlement", "state")))
+					quoteOr(Str(t.Env.Status.Obj, "entitlement", "state")))
 			}
 		},
 	},
 	{
-		ID: "4.4/degraded-iff-missing", Section: "4.4", Level: 1, Keyword: Required,
-		Title: "state is degraded exactly when a credential describe declares is unset, as status.credentials says",
-		Needs: []Need{NeedStatus, NeedDescribe},
-		Sweep: true,
-		Probe: degradedRule,
+		ID: "4.4/degraded-iff-missing", Section: "4.4", Level: 1, Keyword: Required, Binding: Chain, Chain: "the REQUIRED state, read as §4.4 defines degraded",
+		Title:    "state is degraded exactly when a credential describe declares is unset, as status.credentials says",
+		Needs:    []Need{NeedStatus, NeedDescribe},
+		Evidence: true,
+		Probe:    degradedRule,
 	},
 	{
-		ID: "4.4/level1-ready", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "a Level 1 runner reports state ready, having no run to be degraded about",
+		ID: "4.4/level1-ready", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "a Level 1 runner reports state ready, having no run to be degraded about (inferred: §4.4 says so without a keyword)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			if t.Env.Level != 1 {
 				t.Skip("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
 				return
 			}
-			if st := Str(t.StatusDoc(), "state"); st != "ready" {
-				t.Fail(t.Env.Status.Ex, "a Level 1 runner reports state %s; §4.4: with no run to serve it reports ready", quoteOr(st))
+			if st := Str(t.Env.Status.Obj, "state"); st != "ready" {
+				t.Fail(t.Env.Status.Ex, "a Level 1 runner reports state %s; §4.4: with no run to serve it reports ready (inferred: §4.4 says so without a keyword)", quoteOr(st))
 			}
 		},
 	},
@@ -70,63 +75,63 @@ var section4_4 = []*Rule{
 				t.Skip("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
 				return
 			}
-			if v, ok := t.StatusDoc()["idempotent_retry"]; ok {
+			if v, ok := t.Env.Status.Obj["idempotent_retry"]; ok {
 				t.Fail(t.Env.Status.Ex, "a Level 1 runner declares idempotent_retry: %v; §4.2 says a runner without run leaves the field out", v)
 			}
 		},
 	},
 	{
-		ID: "4.4/max-concurrent-runs", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "limits.max_concurrent_runs, where given, is a whole number of at least 1",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/limits/max_concurrent_runs"},
+		ID: "4.4/max-concurrent-runs", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "limits.max_concurrent_runs, where given, is a whole number of at least 1 (inferred: §4.4 says so of an OPTIONAL member, without a keyword)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/limits/max_concurrent_runs"}},
 		Probe: func(t *T) {
 			statusClaims(t, "§4.4: max_concurrent_runs is at least 1; a runner that runs nothing says so with its level")
-			v, ok := Path(t.StatusDoc(), "limits", "max_concurrent_runs")
+			v, ok := Path(t.Env.Status.Obj, "limits", "max_concurrent_runs")
 			switch n, whole := wholeNumber(v); {
 			case t.Failed():
 			case !ok:
 				t.Skip("status declares no limits.max_concurrent_runs")
 			case !whole || n < 1:
-				t.Fail(t.Env.Status.Ex, "limits.max_concurrent_runs is %v; §4.4: at least 1 (a runner that runs nothing says so with its level)", v)
+				t.Fail(t.Env.Status.Ex, "limits.max_concurrent_runs is %v; §4.4: at least 1 (a runner that runs nothing says so with its level) (inferred: §4.4 says so of an OPTIONAL member, without a keyword)", v)
 			default:
 				t.Note("at most %v runs at once", v)
 			}
 		},
 	},
 	{
-		ID: "4.4/update-current", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.current is present in every update state and is describe's agent.version",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/update/current"},
+		ID: "4.4/update-current", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "update.current is present whenever knowable and is describe's agent.version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/update/current"}},
 		Probe: func(t *T) {
 			u := updateBlock(t, "§4.4: current is the runner's own describe.agent.version, present whatever the check found")
 			if u == nil {
 				return
 			}
 			cur, has := u["current"]
-			version := Str(t.DescribeDoc(), "agent", "version")
+			version := Str(t.Env.Describe.Obj, "agent", "version")
 			switch s, isStr := cur.(string); {
 			case t.Failed():
 			case !has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s and update.current is absent; §4.4: a runner always knows the version it runs, so current is there whatever the check found (unreachable included)",
+				t.Fail(t.Env.Status.Ex, "update.state is %s and update.current is absent; §4.4: a runner always knows the version it runs, so current is there whatever the check found (unreachable included) (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
 					quoteOr(Str(u, "state")))
 			case !isStr:
-				t.Fail(t.Env.Status.Ex, "update.current is %v, not a version string", cur)
+				t.Fail(t.Env.Status.Ex, "update.current is %v, not a version string (inferred: §4.4 states it without a keyword, and update is OPTIONAL)", cur)
 			case version == "":
 				t.Note("update.current is %q; describe gives no agent.version to compare it with", s)
 			case s != version:
-				t.Fail(t.Env.Status.Ex, "update.current is %q but describe.agent.version is %q; §4.4: current is the runner's own describe version", s, version)
+				t.Fail(t.Env.Status.Ex, "update.current is %q but describe.agent.version is %q; §4.4: current is the runner's own describe version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)", s, version)
 			default:
 				t.Note("update.current %q matches describe", s)
 			}
 		},
 	},
 	{
-		ID: "4.4/update-latest", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.latest is present under current and update_available, and only there",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/update/latest"},
+		ID: "4.4/update-latest", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "update.latest is present under current and update_available, and only there (inferred: §4.4 states it without a keyword)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/update/latest"}},
 		Probe: func(t *T) {
 			u := updateBlock(t, "§4.4: latest is what a distributor answered, so it exists only under current and update_available")
 			if u == nil {
@@ -137,17 +142,17 @@ var section4_4 = []*Rule{
 			switch {
 			case t.Failed():
 			case (st == "current" || st == "update_available") && !has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s but update.latest is absent; §4.4: latest is what the distributor answered, present in both answered states", st)
+				t.Fail(t.Env.Status.Ex, "update.state is %s but update.latest is absent; §4.4: latest is what the distributor answered, present in both answered states (inferred: §4.4 states it without a keyword)", st)
 			case (st == "not_required" || st == "unreachable") && has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s yet update.latest is %v; §4.4: no distributor answered, so there is no latest", st, u["latest"])
+				t.Fail(t.Env.Status.Ex, "update.state is %s yet update.latest is %v; §4.4: no distributor answered, so there is no latest (inferred: §4.4 states it without a keyword)", st, u["latest"])
 			}
 		},
 	},
 	{
-		ID: "4.4/update-state", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.state is one of its four values, and current against update_available follows current == latest",
-		Needs: []Need{NeedStatus},
-		Owns:  []string{"status:/update/state"},
+		ID: "4.4/update-state", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title:  "update.state is one of its four values, and current against update_available follows current == latest (inferred: §4.4 defines them without a keyword)",
+		Needs:  []Need{NeedStatus},
+		Claims: []Claim{{Doc: "status", Path: "/update/state"}},
 		Probe: func(t *T) {
 			u := updateBlock(t, "§4.4: update.state is not_required, unreachable, current or update_available")
 			if u == nil {
@@ -163,57 +168,57 @@ var section4_4 = []*Rule{
 			case !okC || !okL:
 				t.Skip("update.current or update.latest is missing (4.4/update-current and 4.4/update-latest judge that)")
 			case st == "current" && cur != lat:
-				t.Fail(t.Env.Status.Ex, "update.state is current but current %q differs from latest %q; §4.4: they are equal exactly when the state is current", cur, lat)
+				t.Fail(t.Env.Status.Ex, "update.state is current but current %q differs from latest %q; §4.4: they are equal exactly when the state is current (inferred: §4.4 defines the states without a keyword)", cur, lat)
 			case st == "update_available" && cur == lat:
-				t.Fail(t.Env.Status.Ex, "update.state is update_available but current and latest are both %q; §4.4: that is the state current", cur)
+				t.Fail(t.Env.Status.Ex, "update.state is update_available but current and latest are both %q; §4.4: that is the state current (inferred: §4.4 defines the states without a keyword)", cur)
 			default:
 				t.Note("update.state %s, current %q, latest %q", st, cur, lat)
 			}
 		},
 	},
 	{
-		ID: "4.4/update-not-required", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "update.state not_required (no distributor) stands only beside entitlement.state not_required",
+		ID: "4.4/update-not-required", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "update.state not_required (no distributor) stands only beside entitlement.state not_required (inferred: §4.4 defines it without a keyword)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			u := updateBlock(t, "")
 			if u == nil {
 				return
 			}
-			us, es := Str(u, "state"), Str(t.StatusDoc(), "entitlement", "state")
+			us, es := Str(u, "state"), Str(t.Env.Status.Obj, "entitlement", "state")
 			switch {
 			case us == "" || es == "":
 				t.Skip("update.state or entitlement.state is not a string (4.4/schema judges that)")
 			case us == "not_required" && es != "not_required":
 				// Only this direction is decided: a free agent (entitlement
 				// not_required) may still ask a distributor for versions.
-				t.Fail(t.Env.Status.Ex, "update.state is not_required, which means no distributor is configured, beside entitlement.state %s, which only a configured distributor produces (§4.4, §5.1)", es)
+				t.Fail(t.Env.Status.Ex, "update.state is not_required, which means no distributor is configured, beside entitlement.state %s, which only a configured distributor produces (§4.4, §5.1) (inferred: §4.4 defines not_required without a keyword)", es)
 			default:
 				t.Note("update.state %s beside entitlement.state %s", us, es)
 			}
 		},
 	},
 	{
-		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Should,
+		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Should, Binding: Inferred,
 		Title: "a not_required entitlement leaves checked_at out, since no check took place",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
-			ent, _ := t.StatusDoc()["entitlement"].(map[string]any)
+			ent, _ := t.Env.Status.Obj["entitlement"].(map[string]any)
 			if st := Str(ent, "state"); st != "not_required" {
 				t.Skip("entitlement.state is %s; applies to not_required", quoteOr(st))
 				return
 			}
 			if v, ok := ent["checked_at"]; ok {
-				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date", v)
+				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date (inferred: §4.4 says it is omitted, without a keyword)", v)
 			}
 		},
 	},
 	{
-		ID: "4.4/unknown-shapes", Section: "4.4", Level: 1, Keyword: Must,
-		Title: "unknown comes in two shapes: with checked_at (inside grace) or bare (never checked)",
+		ID: "4.4/unknown-shapes", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "a bare unknown (never checked) carries nothing a distributor declared (inferred: §4.4 and §5.7.3 describe the two shapes without a keyword)",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
-			ent, _ := t.StatusDoc()["entitlement"].(map[string]any)
+			ent, _ := t.Env.Status.Obj["entitlement"].(map[string]any)
 			if st := Str(ent, "state"); st != "unknown" {
 				t.Skip("entitlement.state is %s; applies to unknown", quoteOr(st))
 				return
@@ -232,7 +237,7 @@ var section4_4 = []*Rule{
 				}
 			}
 			if len(stray) > 0 {
-				t.Fail(t.Env.Status.Ex, "entitlement is unknown with no checked_at, yet carries %s; §4.4, §5.7.3: without checked_at the runner has never had an answer, so it holds nothing a distributor declared",
+				t.Fail(t.Env.Status.Ex, "entitlement is unknown with no checked_at, yet carries %s; §4.4, §5.7.3: without checked_at the runner has never had an answer, so it holds nothing a distributor declared (inferred: no keyword states the two shapes)",
 					strings.Join(stray, ", "))
 				return
 			}
@@ -250,9 +255,9 @@ func statusClaims(t *T, why string) { ownClaims(t, "status", t.Env.Status, why) 
 // there is one, it reports the status violations the rule claims,
 // each followed by why (see ownClaims; a rule claiming none reports none).
 func updateBlock(t *T, why string) map[string]any {
-	u, ok := t.StatusDoc()["update"].(map[string]any)
+	u, ok := t.Env.Status.Obj["update"].(map[string]any)
 	if !ok {
-		if _, present := t.StatusDoc()["update"]; present {
+		if _, present := t.Env.Status.Obj["update"]; present {
 			t.Skip("status.update is not an object (4.4/schema judges that)")
 		} else {
 			t.Skip("status reports no update check")
@@ -269,23 +274,23 @@ func updateBlock(t *T, why string) map[string]any {
 // declared credentials, and agree with state.
 func degradedRule(t *T) {
 	ex := t.Env.Status.Ex
-	declared := credentialNames(t.DescribeDoc())
-	creds, _ := t.StatusDoc()["credentials"].(map[string]any)
+	declared := credentialNames(t.Env.Describe.Obj)
+	creds, _ := t.Env.Status.Obj["credentials"].(map[string]any)
 	missing, listed := creds["missing"].([]any)
 	satisfied, told := creds["satisfied"].(bool)
 	published := listed || told
 
 	if listed && told && satisfied == (len(missing) > 0) {
-		t.Fail(ex, "credentials.satisfied is %v beside missing %v; §4.4: satisfied is true exactly when nothing is missing", satisfied, missing)
+		t.Warn(ex, "credentials.satisfied is %v beside missing %v; §4.4: satisfied is true exactly when nothing is missing (inferred: both members are OPTIONAL, defined without a keyword)", satisfied, missing)
 	}
 	for _, m := range missing {
 		if name, _ := m.(string); !slices.Contains(declared, name) {
-			t.Fail(ex, "credentials.missing names %v, which describe does not declare (it declares %v)", m, declared)
+			t.Warn(ex, "credentials.missing names %v, which describe does not declare (it declares %v; inferred: an OPTIONAL member, defined without a keyword)", m, declared)
 		}
 	}
 
 	lacking := (listed && len(missing) > 0) || (told && !satisfied)
-	state := Str(t.StatusDoc(), "state")
+	state := Str(t.Env.Status.Obj, "state")
 	judged := published
 	switch {
 	case state == "running":
@@ -308,7 +313,7 @@ func degradedRule(t *T) {
 	// a sweep, so every request of the run (a valid one under --execute)
 	// has been sent by now.
 	if state == "ready" && t.Env.Level >= 2 {
-		for _, r := range t.Env.Exchanges() {
+		for _, r := range t.Evidence() {
 			if r.Is(http.StatusFailedDependency, "missing_credential") {
 				t.Fail(r, "status said ready, yet %s was refused 424 missing_credential; §4.4: a runner lacking a declared credential reports degraded", r.RequestLine())
 				return

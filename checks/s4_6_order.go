@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -49,7 +49,7 @@ var section4_6 = []*Rule{
 					readFirstNote(t, ex)
 				case stillReading(ex):
 					t.Fail(ex, "a Level %d runner was still reading the body of POST %s after %s: a verb above the level is refused from the head, with 501 not_implemented (§3, §4.6 step 1)",
-						t.Env.Level, verb, patience(t.Env))
+						t.Env.Level, verb, patience(t))
 				case ex.Is(http.StatusBadRequest, ""):
 					t.Fail(ex, "a Level %d runner answered POST %s labelled text/plain with %s: the media-type refusal (§4.6 step 3) came before the level's 501 not_implemented (step 1)",
 						t.Env.Level, verb, ex.Brief())
@@ -69,7 +69,7 @@ var section4_6 = []*Rule{
 				ex := headFirstPost(t, verb, plainLabel, "labelled text/plain, body held back: the entitlement alone decides")
 				if stillReading(ex) {
 					t.Fail(ex, "with the entitlement %s, POST %s was still reading its body after %s: the entitlement refusal (§4.6 step 2) needs nothing from the body",
-						entitlementWords(t.Env), verb, patience(t.Env))
+						entitlementWords(t.Env), verb, patience(t))
 					continue
 				}
 				judgeEntitlementFirst(t, ex, verb, "labelled text/plain", http.StatusBadRequest, "the media type (step 3)")
@@ -168,9 +168,9 @@ var section4_6 = []*Rule{
 	},
 	{
 		ID: "4.6/names-missing", Section: "4.6", Level: 2, Keyword: Should,
-		Title: "a 424 names the unset variables in error.detail.missing",
-		Needs: []Need{NeedStatus, NeedDescribe, needCredentialPublished},
-		Owns:  []string{"error:/error/detail/missing"},
+		Title:  "a 424 names the unset variables in error.detail.missing",
+		Needs:  []Need{NeedStatus, NeedDescribe, needCredentialPublished},
+		Claims: []Claim{{Doc: "error", Path: "/error/detail/missing"}},
 		Probe: func(t *T) {
 			if skipUnlessInForce(t) {
 				return
@@ -185,7 +185,7 @@ var section4_6 = []*Rule{
 				return
 			}
 			body, _ := ex.JSON()
-			t.schemaFindings("error", ex, body)
+			schemaFindings(t, "error", ex, body)
 			if t.Failed() {
 				return
 			}
@@ -195,14 +195,14 @@ var section4_6 = []*Rule{
 				t.Fail(ex, "the 424 carries no error.detail.missing naming the unset variables (§4.6)")
 				return
 			}
-			if want, ok := stringsAt(t.StatusDoc(), "credentials", "missing"); ok && len(want) > 0 {
+			if want, ok := stringsAt(t.Env.Status.Obj, "credentials", "missing"); ok && len(want) > 0 {
 				if !sameSet(names, want) {
 					t.Fail(ex, "error.detail.missing is %s, while status.credentials.missing is %s: §4.6 has the two name the same variables",
 						showList(names), showList(want))
 				}
 				return
 			}
-			declared := credentialNames(t.DescribeDoc())
+			declared := credentialNames(t.Env.Describe.Obj)
 			for _, n := range names {
 				if !slices.Contains(declared, n) {
 					t.Fail(ex, "error.detail.missing names %q, which describe does not declare among its credentials (§4.6, §4.1.3)", n)
@@ -215,14 +215,14 @@ var section4_6 = []*Rule{
 
 // The postures the §4.6 rules apply to.
 var (
-	needEntitlementBars = Need{"entitlement-not-in-force", func(e *Env) string {
+	needEntitlementBars = Need{Name: "entitlement-not-in-force", Check: func(e *Env) string {
 		if entitlementBars(e) {
 			return ""
 		}
 		return fmt.Sprintf("applies where status reports the entitlement revoked, or unknown with no checked_at; this runner reports %s",
 			show(Str(e.Status.Obj, "entitlement", "state")))
 	}}
-	needCredentialPublished = Need{"credential-missing-published", func(e *Env) string {
+	needCredentialPublished = Need{Name: "credential-missing-published", Check: func(e *Env) string {
 		if credentialPublishedMissing(e) {
 			return ""
 		}
@@ -250,12 +250,6 @@ func skipPastGrace(t *T, ex *wire.Exchange) bool {
 		return true
 	}
 	return false
-}
-
-// stepTwoAnswer is either refusal §4.6's step 2 gives. Which of the two
-// fits the posture is judged by the §5.7 rules, not here.
-func stepTwoAnswer(ex *wire.Exchange) bool {
-	return ex.Is(http.StatusForbidden, "not_entitled") || ex.Is(http.StatusServiceUnavailable, "unavailable")
 }
 
 // verbsAboveOrSkip are the verbs above the declared level; where there are
@@ -288,16 +282,6 @@ func verbsServed(t *T) []string {
 // cross-origin without a preflight (§2.3).
 const plainLabel = "text/plain;charset=UTF-8"
 
-// withheldPost sends the head of a POST to verb labelled contentType ("" for
-// no Content-Type) and withholds the body (wire.Client.Withheld).
-func withheldPost(t *T, verb, contentType, note string) *wire.Exchange {
-	h := http.Header{}
-	if contentType != "" {
-		h.Set("Content-Type", contentType)
-	}
-	return t.Withheld(wire.Prefix+verb, h, note)
-}
-
 // judgeEntitlementFirst judges the answer to a request sent (what) to a runner
 // whose entitlement is not in force: §4.6's step 2 refusal must win; an
 // answer with the status of a later step (later, stated as step) lost the
@@ -320,11 +304,7 @@ func judgeEntitlementFirst(t *T, ex *wire.Exchange, verb, what string, later int
 // come before the body is read (§2.3, §4.2); the level and the entitlement
 // may be decided after it, as long as they win.
 func headFirstPost(t *T, verb, contentType, note string) *wire.Exchange {
-	h := http.Header{}
-	if contentType != "" {
-		h.Set("Content-Type", contentType)
-	}
-	return t.HeadFirst(wire.Prefix+verb, h, note)
+	return t.HeadFirst(wire.Prefix+verb, labelled(contentType), filler, note)
 }
 
 // readFirstNote says that the runner read the body before its answer.
@@ -334,14 +314,13 @@ func readFirstNote(t *T, ex *wire.Exchange) {
 	}
 }
 
-// stillReading: a withheld body got no answer within patience, so the
-// runner was waiting for the body.
-func stillReading(ex *wire.Exchange) bool {
-	return !ex.Answered() && errors.Is(ex.Err, wire.ErrNoAnswer)
-}
+// patience is how long a probe waited before it took a silence a
+// conforming runner never leaves as shown.
+func patience(t *T) time.Duration { return t.Session().Patience }
 
-// patience is how long a withheld probe waited.
-func patience(e *Env) time.Duration { return e.patience() }
+// filler is a body nobody could execute: not JSON, and too big to be
+// drained quietly by a server before it answers (see wire.Client.Withheld).
+var filler = bytes.Repeat([]byte("x"), announced)
 
 // notAnObject is a body every runner refuses and none could execute: inputs
 // is a string, not a map (§4.2). The string names the rule that sent it, so
@@ -369,7 +348,7 @@ func refusableBodies(t *T, verb string) []wire.Request {
 // checker cannot build one it skips and returns ok false; unsure lists
 // validation members it does not recognise.
 func completeRequest(t *T, verb string) (r wire.Request, unsure []string, ok bool) {
-	inputs, unsure, why := readInputs(t.DescribeDoc()).complete("conformance probe " + t.Rule.ID)
+	inputs, unsure, why := readInputs(t.Env.Describe.Obj).complete("conformance probe " + t.Rule.ID)
 	if why != "" {
 		t.Skip("cannot build a request valid in every other respect: %s", why)
 		return r, nil, false

@@ -9,27 +9,13 @@ import (
 )
 
 // Schema violations are shared out between rules. A rule that judges part of
-// a document more precisely than its schema rule claims that part with Owns
-// ("status:/entitlement/checked_at", "describe:/inputs/*/key",
-// "error:/*#additionalProperties"); the claimed violations become that
-// rule's findings and leave the document's schema rule, so one breach is
-// reported by exactly one rule.
-
-// owner is one claim: a document, a path pattern and optionally a keyword.
-type owner struct {
-	rule, doc, keyword string
-	path               []string
-}
-
-func parseOwns(r *Rule) []owner {
-	var out []owner
-	for _, o := range r.Owns {
-		doc, rest, _ := strings.Cut(o, ":")
-		path, kw, _ := strings.Cut(rest, "#")
-		out = append(out, owner{rule: r.ID, doc: doc, keyword: kw, path: split(path)})
-	}
-	return out
-}
+// a document more precisely than its schema rule claims that part (Rule.Claims:
+// {Doc: "status", Path: "/entitlement/checked_at"}, {Doc: "error", Path:
+// "/*", Keyword: "additionalProperties"}); the claimed violations become
+// that rule's findings and leave the document's schema rule, so one breach
+// is reported by exactly one rule. Claims are read from the whole registry,
+// not from the rules a run selects, so what a rule reports does not depend
+// on --rule.
 
 func split(p string) []string {
 	if p == "" || p == "/" {
@@ -38,17 +24,17 @@ func split(p string) []string {
 	return strings.Split(strings.TrimPrefix(p, "/"), "/")
 }
 
-// claims reports whether o claims violation v of doc. A pattern claims the
+// claims reports whether c claims violation v of doc. A pattern claims the
 // path it names and everything below it; "*" matches one segment.
-func (o owner) claims(doc string, v schemas.Violation) bool {
-	if o.doc != doc || (o.keyword != "" && o.keyword != v.Keyword) {
+func claims(c Claim, doc string, v schemas.Violation) bool {
+	if c.Doc != doc || (c.Keyword != "" && c.Keyword != v.Keyword) {
 		return false
 	}
-	got := split(v.Path)
-	if len(got) < len(o.path) {
+	want, got := split(c.Path), split(v.Path)
+	if len(got) < len(want) {
 		return false
 	}
-	for i, seg := range o.path {
+	for i, seg := range want {
 		if seg != "*" && seg != got[i] {
 			return false
 		}
@@ -56,12 +42,12 @@ func (o owner) claims(doc string, v schemas.Violation) bool {
 	return true
 }
 
-// ownerOf returns the selected rule that claims v, or "".
-func (e *Env) ownerOf(doc string, v schemas.Violation) string {
-	for _, r := range e.selected {
-		for _, o := range parseOwns(r) {
-			if o.claims(doc, v) {
-				return o.rule
+// ownerOf returns the rule of the registry that claims v, or "".
+func ownerOf(registry []*Rule, doc string, v schemas.Violation) string {
+	for _, r := range registry {
+		for _, c := range r.Claims {
+			if claims(c, doc, v) {
+				return r.ID
 			}
 		}
 	}
@@ -87,17 +73,23 @@ func violationAt(v schemas.Violation) string {
 // schemaFindings reports, for rule t.Rule, the violations of doc it is
 // responsible for: those it claims if it has claims on doc, otherwise those
 // no selected rule claims.
-func (t *T) schemaFindings(doc string, ex *wire.Exchange, v any) {
+// why, where given, is added to each finding: the rule's own reading of
+// the spec beside the schema's words.
+func schemaFindings(t *T, doc string, ex *wire.Exchange, v any, why ...string) {
+	suffix := ""
+	if len(why) > 0 && why[0] != "" {
+		suffix = "; " + why[0]
+	}
 	mine := false
-	for _, o := range parseOwns(t.Rule) {
-		mine = mine || o.doc == doc
+	for _, c := range t.Rule.Claims {
+		mine = mine || c.Doc == doc
 	}
 	var passed []string
 	for _, viol := range t.Env.Violations(doc, v) {
-		own := t.Env.ownerOf(doc, viol)
+		own := ownerOf(t.Registry(), doc, viol)
 		switch {
 		case own == t.Rule.ID, !mine && own == "":
-			t.Fail(ex, "%s %s: %s", doc, violationAt(viol), viol.Message)
+			finding(t, viol.Inferred)(ex, "%s %s: %s%s", doc, violationAt(viol), viol.Message, suffix)
 		case !mine:
 			passed = append(passed, fmt.Sprintf("%s %s → %s", doc, viol.Path, own))
 		}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -12,11 +13,18 @@ import (
 // independently checkable obligation a row, with the rules that cover it or
 // the reason none can. traceability.tsv is the data; this file parses it.
 //
-// Columns: id, section, keyword, subject, obligation, checks, reason.
+// Columns: id, section, keyword, subject, obligation, checks, reason,
+// binding.
 //   - id is "T<section>-<nn>", numbered within the section in reading order.
 //   - checks is a space-separated list of rule IDs (may be empty).
 //   - reason is empty when checks is not; otherwise a word from TraceReasons,
 //     optionally followed by ": note".
+//   - binding, for a row some rule checks, is how a bold keyword of SPEC.md
+//     reaches the obligation: "direct", "chain: <the chain in a few
+//     words>", or "inferred" (only descriptive prose, a table without a
+//     keyword, or the specification's schema states it); empty for a row no
+//     rule checks. A rule's own Binding agrees with its rows (see the tests):
+//     an inferred rule checks inferred rows only, and warns.
 
 //go:embed traceability.tsv
 var traceTSV []byte
@@ -26,6 +34,10 @@ type TraceRow struct {
 	ID, Section, Keyword, Subject, Obligation string
 	Checks                                    []string
 	Reason                                    string
+	// Binding is how the keyword reaches the obligation ("" for a row no
+	// rule checks); Chain names the chain where Binding is Chain.
+	Binding Binding
+	Chain   string
 }
 
 // ReasonWord is the reason without its note: "harness: needs a restart" →
@@ -58,7 +70,9 @@ var traceKeywords = map[string]bool{
 	string(Should): true, string(ShouldNot): true,
 }
 
-const traceHeader = "id\tsection\tkeyword\tsubject\tobligation\tchecks\treason"
+const traceHeader = "id\tsection\tkeyword\tsubject\tobligation\tchecks\treason\tbinding"
+
+const traceColumns = 8
 
 var traceID = regexp.MustCompile(`^T([0-9]+(?:\.[0-9]+)*)-([0-9]{2,3})$`)
 
@@ -76,7 +90,8 @@ func Trace() ([]TraceRow, error) {
 
 // parseTrace parses the TSV. It rejects a line with the wrong column count,
 // a keyword outside RFC 2119's binding and advisory five, a malformed or
-// duplicate id, and an id whose section disagrees with the section column.
+// duplicate id, an id whose section disagrees with the section column, and a
+// binding that is not direct, inferred or "chain: words".
 // Whether a row's checks exist and its reason is allowed is the tests' to
 // judge, against the registry.
 func parseTrace(data []byte) ([]TraceRow, error) {
@@ -93,8 +108,8 @@ func parseTrace(data []byte) ([]TraceRow, error) {
 			continue
 		}
 		f := strings.Split(line, "\t")
-		if len(f) != 7 {
-			return nil, fmt.Errorf("traceability.tsv: line %d: %d columns, want 7", n, len(f))
+		if len(f) != traceColumns {
+			return nil, fmt.Errorf("traceability.tsv: line %d: %d columns, want %d", n, len(f), traceColumns)
 		}
 		for j := range f {
 			f[j] = strings.TrimSpace(f[j])
@@ -120,10 +135,34 @@ func parseTrace(data []byte) ([]TraceRow, error) {
 		if r.Obligation == "" {
 			return nil, fmt.Errorf("traceability.tsv: line %d: %s: empty obligation", n, r.ID)
 		}
+		b, chain, err := parseBinding(f[7])
+		if err != nil {
+			return nil, fmt.Errorf("traceability.tsv: line %d: %s: %v", n, r.ID, err)
+		}
+		r.Binding, r.Chain = b, chain
 		rows = append(rows, r)
 	}
 	return rows, nil
 }
+
+// parseBinding reads the binding column.
+func parseBinding(s string) (Binding, string, error) {
+	switch {
+	case s == "":
+		return "", "", nil
+	case s == string(Direct), s == string(Inferred):
+		return Binding(s), "", nil
+	case strings.HasPrefix(s, string(Chain)+":"):
+		if chain := strings.TrimSpace(strings.TrimPrefix(s, string(Chain)+":")); chain != "" {
+			return Chain, chain, nil
+		}
+		return "", "", fmt.Errorf("binding %q names no chain", s)
+	}
+	return "", "", fmt.Errorf("binding %q is not direct, inferred or \"chain: <words>\"", s)
+}
+
+// Bindings are the bindings a checked row may carry, in order of strength.
+var Bindings = []Binding{Direct, Chain, Inferred}
 
 // Coverage summarises the matrix. Each [2]int is {rows, checked}.
 type Coverage struct {
@@ -133,18 +172,34 @@ type Coverage struct {
 	ByReason  map[string]int
 	ByKeyword map[string][2]int
 	BySubject map[string][2]int
+	// ByBinding counts the checked rows by binding: those a rule may fail
+	// a runner on (direct, chain) and those it only warns on (inferred).
+	ByBinding map[Binding]int
+
+	// The rows on a runner: all of them, and those some rule checks.
+	RunnerRows, RunnerChecked int
+	// Default counts the checked rows some rule decides without --execute
+	// (RunnerDefault those on a runner); ExecuteOnly, the checked rows
+	// every rule citing them needs --execute for.
+	Default, RunnerDefault, ExecuteOnly int
 }
 
-// TraceCoverage counts rows, checked rows, and their spread.
+// TraceCoverage counts rows, checked rows, and their spread. Whether a
+// row needs --execute is read from the rules in the registry it cites.
 func TraceCoverage(rows []TraceRow) Coverage {
 	c := Coverage{
 		ByReason:  map[string]int{},
 		ByKeyword: map[string][2]int{},
 		BySubject: map[string][2]int{},
+		ByBinding: map[Binding]int{},
 	}
 	for _, r := range rows {
 		c.Rows++
 		checked := len(r.Checks) > 0
+		runner := r.Subject == "runner"
+		if runner {
+			c.RunnerRows++
+		}
 		k, s := c.ByKeyword[r.Keyword], c.BySubject[r.Subject]
 		k[0]++
 		s[0]++
@@ -152,10 +207,38 @@ func TraceCoverage(rows []TraceRow) Coverage {
 			c.Checked++
 			k[1]++
 			s[1]++
+			c.ByBinding[r.Binding]++
+			if runner {
+				c.RunnerChecked++
+			}
+			switch {
+			case needsExecute(r):
+				c.ExecuteOnly++
+			case runner:
+				c.Default++
+				c.RunnerDefault++
+			default:
+				c.Default++
+			}
 		} else {
 			c.ByReason[r.ReasonWord()]++
 		}
 		c.ByKeyword[r.Keyword], c.BySubject[r.Subject] = k, s
 	}
 	return c
+}
+
+// needsExecute reports a row every registered rule citing it needs
+// --execute for (a rule not in the registry decides nothing).
+func needsExecute(r TraceRow) bool {
+	for _, id := range r.Checks {
+		rule := Lookup(id)
+		if rule == nil {
+			continue
+		}
+		if !slices.Contains(rule.NeedNames(), NeedExecute.Name) {
+			return false
+		}
+	}
+	return true
 }

@@ -121,27 +121,94 @@ func TestTraceCoverageCounts(t *testing.T) {
 
 func TestTraceCoverageSmall(t *testing.T) {
 	c := TraceCoverage([]TraceRow{
-		{ID: "T2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"2/http-1.1"}},
+		{ID: "T2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"2/http-1.1"}, Binding: Direct},
 		{ID: "T2-02", Keyword: "SHOULD", Subject: "runner", Reason: "harness: needs a launch"},
 		{ID: "T2-03", Keyword: "MUST", Subject: "client", Reason: "client"},
+		{ID: "T4.2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.2/run-id-unique"}, Binding: Chain, Chain: "x"},
+		{ID: "T4.3-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.3/media-type"}, Binding: Inferred},
 	})
-	assert.Equal(t, c.Rows, 3)
-	assert.Equal(t, c.Checked, 1)
+	assert.Equal(t, c.Rows, 5)
+	assert.Equal(t, c.Checked, 3)
 	assert.DeepEqual(t, c.ByReason, map[string]int{"harness": 1, "client": 1})
-	assert.Equal(t, c.ByKeyword["MUST"], [2]int{2, 1})
-	assert.Equal(t, c.BySubject["runner"], [2]int{2, 1})
+	assert.Equal(t, c.ByKeyword["MUST"], [2]int{4, 3})
+	assert.Equal(t, c.BySubject["runner"], [2]int{4, 3})
+	assert.DeepEqual(t, c.ByBinding, map[Binding]int{Direct: 1, Chain: 1, Inferred: 1})
+	assert.Equal(t, c.RunnerRows, 4)
+	assert.Equal(t, c.RunnerChecked, 3)
+	assert.Equal(t, c.Default, 1)
+	assert.Equal(t, c.RunnerDefault, 1)
+	assert.Equal(t, c.ExecuteOnly, 2)
+}
+
+// Every row a rule checks says how a keyword binds it, and no other row
+// does.
+func TestTraceRowsBound(t *testing.T) {
+	for _, r := range mustTrace(t) {
+		switch {
+		case len(r.Checks) > 0 && r.Binding == "":
+			t.Errorf("%s is checked by %v but records no binding", r.ID, r.Checks)
+		case len(r.Checks) == 0 && r.Binding != "":
+			t.Errorf("%s is checked by no rule yet records the binding %s", r.ID, r.Binding)
+		case r.Binding == Chain && r.Chain == "":
+			t.Errorf("%s is bound by a chain it does not name", r.ID)
+		}
+	}
+}
+
+// A rule's Binding agrees with the rows it checks: an inferred rule checks
+// inferred rows only (it must never fail a runner), a direct rule checks at
+// least one row a keyword binds directly, and a chain rule at least one row
+// bound by a chain. A rule may check inferred rows beside its binding ones:
+// it reports those findings with T.Warn (or through an inferred schema
+// violation).
+func TestRuleBindingAgreesWithRows(t *testing.T) {
+	rows := map[string][]TraceRow{}
+	for _, r := range mustTrace(t) {
+		for _, id := range r.Checks {
+			rows[id] = append(rows[id], r)
+		}
+	}
+	for _, rule := range All() {
+		got := map[Binding][]string{}
+		for _, r := range rows[rule.ID] {
+			got[r.Binding] = append(got[r.Binding], r.ID)
+		}
+		switch b := rule.BindingOf(); b {
+		case Inferred:
+			assert.Check(t, len(got[Direct])+len(got[Chain]) == 0,
+				"%s is inferred, yet checks rows a keyword binds: %v %v", rule.ID, got[Direct], got[Chain])
+		default:
+			assert.Check(t, len(got[b]) > 0, "%s is %s, yet checks no %s row (it checks %v)", rule.ID, b, b, got)
+		}
+	}
+}
+
+// An inferred rule never fails a runner, whatever its keyword; its title
+// says it is inferred.
+func TestInferredRulesWarn(t *testing.T) {
+	for _, rule := range All() {
+		if rule.BindingOf() != Inferred {
+			continue
+		}
+		assert.Check(t, is.Equal(rule.Strength(), Warn), rule.ID)
+		if rule.Keyword.Binds() {
+			assert.Check(t, strings.Contains(rule.Title, "inferred"), "%s: a MUST-class rule that only warns says why in its title", rule.ID)
+		}
+	}
 }
 
 func TestParseTraceRejectsMalformed(t *testing.T) {
-	const row = "T2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t"
+	const row = "T2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tdirect"
 	for name, body := range map[string]string{
 		"header":     "id\tsection\n" + row,
-		"columns":    traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1",
-		"keyword":    traceHeader + "\nT2-01\t2\tMAY\trunner\tspeaks HTTP/1.1\t2/http-1.1\t",
+		"columns":    traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t",
+		"keyword":    traceHeader + "\nT2-01\t2\tMAY\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tdirect",
 		"duplicate":  traceHeader + "\n" + row + "\n" + row,
-		"id":         traceHeader + "\nT2-1\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t",
-		"id-section": traceHeader + "\nT2.1-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t",
-		"empty-duty": traceHeader + "\nT2-01\t2\tMUST\trunner\t\t2/http-1.1\t",
+		"id":         traceHeader + "\nT2-1\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tdirect",
+		"id-section": traceHeader + "\nT2.1-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tdirect",
+		"empty-duty": traceHeader + "\nT2-01\t2\tMUST\trunner\t\t2/http-1.1\t\tdirect",
+		"binding":    traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tstrong",
+		"chain":      traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tchain: ",
 	} {
 		_, err := parseTrace([]byte(body))
 		assert.Check(t, err != nil, "%s: malformed TSV parsed without error", name)
@@ -151,4 +218,10 @@ func TestParseTraceRejectsMalformed(t *testing.T) {
 	assert.Check(t, is.Len(rows, 1))
 	assert.Check(t, is.DeepEqual(rows[0].Checks, []string{"2/http-1.1"}))
 	assert.Check(t, is.Equal(rows[0].Reason, ""))
+	assert.Check(t, is.Equal(rows[0].Binding, Direct))
+
+	rows, err = parseTrace([]byte(traceHeader + "\nT4.2-03\t4.2\tMUST\trunner\tnull is refused\t4.2/null-required\t\tchain: null is no value\n"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(rows[0].Binding, Chain))
+	assert.Check(t, is.Equal(rows[0].Chain, "null is no value"))
 }

@@ -43,6 +43,7 @@ type jsonReport struct {
 	Verdict       jsonVerdict  `json:"verdict"`
 	Counts        jsonCounts   `json:"counts"`
 	Baseline      []string     `json:"baseline"`
+	Stale         []string     `json:"stale_baseline"`
 	Results       []jsonResult `json:"results"`
 }
 
@@ -52,11 +53,12 @@ type jsonTool struct {
 }
 
 type jsonOptions struct {
-	Origin    *string  `json:"origin"`
-	Execute   bool     `json:"execute"`
-	Rules     []string `json:"rules"`
-	TimeoutMS int64    `json:"timeout_ms"`
-	Headers   []string `json:"headers"`
+	Origin     *string  `json:"origin"`
+	Execute    bool     `json:"execute"`
+	Rules      []string `json:"rules"`
+	TimeoutMS  int64    `json:"timeout_ms"`
+	DeadlineMS int64    `json:"deadline_ms"`
+	Headers    []string `json:"headers"`
 }
 
 type jsonVerdict struct {
@@ -81,6 +83,8 @@ type jsonResult struct {
 	Section   string          `json:"section"`
 	Level     int             `json:"level"`
 	Keyword   string          `json:"keyword"`
+	Binding   string          `json:"binding"`
+	Chain     string          `json:"chain,omitempty"`
 	Advisory  bool            `json:"advisory"`
 	Title     string          `json:"title"`
 	Needs     []string        `json:"needs"`
@@ -95,6 +99,7 @@ type jsonResult struct {
 
 type jsonFinding struct {
 	Message  string        `json:"message"`
+	Inferred bool          `json:"inferred"`
 	Evidence *jsonExchange `json:"evidence"`
 }
 
@@ -133,10 +138,11 @@ func WriteJSON(w io.Writer, r *Report) error {
 		Target:        r.Target,
 		Schemas:       r.Schemas,
 		Options: jsonOptions{
-			Execute:   r.Options.Execute,
-			Rules:     nonNil(r.Options.Rules),
-			TimeoutMS: r.Options.Timeout.Milliseconds(),
-			Headers:   nonNil(r.Options.Headers),
+			Execute:    r.Options.Execute,
+			Rules:      nonNil(r.Options.Rules),
+			TimeoutMS:  r.Options.Timeout.Milliseconds(),
+			DeadlineMS: r.Options.Deadline.Milliseconds(),
+			Headers:    nonNil(r.Options.Headers),
 		},
 		Started:       r.Started.UTC().Format(time.RFC3339),
 		ElapsedMS:     r.Elapsed.Milliseconds(),
@@ -152,11 +158,15 @@ func WriteJSON(w io.Writer, r *Report) error {
 			Skip: c.Skip, Error: c.Error, Baselined: c.Baselined,
 		},
 		Baseline: r.baselineIDs(),
+		Stale:    make([]string, 0, len(r.Stale)),
 		Results:  make([]jsonResult, 0, len(r.Results)),
 	}
 	if r.Options.Origin != "" {
 		o := r.Options.Origin
 		doc.Options.Origin = &o
+	}
+	for _, st := range r.Stale {
+		doc.Stale = append(doc.Stale, st.ID)
 	}
 	for _, res := range r.Results {
 		doc.Results = append(doc.Results, jsonResultOf(r, res))
@@ -174,6 +184,8 @@ func jsonResultOf(r *Report, res checks.Result) jsonResult {
 		Section:   rule.Section,
 		Level:     rule.Level,
 		Keyword:   string(rule.Keyword),
+		Binding:   string(rule.BindingOf()),
+		Chain:     rule.Chain,
 		Advisory:  rule.Advisory,
 		Title:     rule.Title,
 		Needs:     rule.NeedNames(),
@@ -185,7 +197,7 @@ func jsonResultOf(r *Report, res checks.Result) jsonResult {
 		ElapsedMS: res.Elapsed.Milliseconds(),
 	}
 	for _, f := range res.Findings {
-		out.Findings = append(out.Findings, jsonFinding{Message: f.Message, Evidence: jsonExchangeOf(f.Ex)})
+		out.Findings = append(out.Findings, jsonFinding{Message: f.Message, Inferred: f.Inferred, Evidence: jsonExchangeOf(f.Ex)})
 	}
 	switch {
 	case (res.Outcome == checks.Pass || res.Outcome == checks.Skip) && !r.Options.AllEvidence:

@@ -4,18 +4,23 @@
 // JUnit XML for CI test dashboards (WriteJUnit).
 //
 // Every format reads the same Report and none of them judges anything: the
-// outcomes come from checks, the verdict from levels. Text from the runner
+// outcomes come from checks, the verdict from levels. Assemble builds the
+// Report of a run, and Exit maps it to the exit status the command and the
+// Go API share. Text from the runner
 // (bodies, header values, messages quoting them) is untrusted; each writer
 // makes it safe for its medium — no terminal escapes in text, valid UTF-8 in
 // JSON, only XML 1.0 characters in JUnit.
 package report
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/levels"
+	"github.com/sigrix-io/postern-conformance/report/baseline"
 )
 
 // ToolName is the name reports carry when Report.Tool is empty.
@@ -33,6 +38,9 @@ type Report struct {
 	Results     []checks.Result
 	Verdict     levels.Verdict
 	Baseline    map[string]bool // rule IDs excused by a baseline (may be nil)
+	// Stale are the baseline's entries whose rule was checked and no
+	// longer fails, in the baseline's order.
+	Stale []baseline.Stale
 }
 
 // Options are the choices the user made for the run, as the report shows
@@ -42,7 +50,9 @@ type Options struct {
 	Execute bool
 	Rules   []string // selection patterns; empty means every rule
 	Timeout time.Duration
-	Headers []string // names of the headers sent on every request, never values
+	// Deadline is the whole run's deadline, the default resolved.
+	Deadline time.Duration
+	Headers  []string // names of the headers sent on every request, never values
 	// AllEvidence keeps every exchange in the JSON report, a PASS's too, so
 	// the report records what was probed as well as what broke.
 	AllEvidence bool
@@ -112,4 +122,138 @@ func ruleOf(res checks.Result) *checks.Rule {
 		return unknownRule
 	}
 	return res.Rule
+}
+
+// Run is what a report says about a run beyond what checks.Check returns.
+type Run struct {
+	ToolVersion string
+	Started     time.Time
+	Elapsed     time.Duration
+	AllEvidence bool // see Options.AllEvidence
+}
+
+// Assemble builds the report of one checking run: env and results as
+// checks.Check returned them for the options o, and bl the baseline held
+// against them (nil for none). The verdict is levels.Decide's.
+func Assemble(env *checks.Env, results []checks.Result, o checks.Options, bl *baseline.Baseline, run Run) *Report {
+	r := &Report{
+		ToolVersion: run.ToolVersion,
+		Target:      o.Target,
+		Schemas:     "embedded",
+		Options: Options{
+			Origin:      o.Origin,
+			Execute:     o.Execute,
+			Rules:       o.Rules,
+			Timeout:     o.Timeout,
+			Deadline:    o.Deadline,
+			Headers:     headerNames(o),
+			AllEvidence: run.AllEvidence,
+		},
+		Started:  run.Started,
+		Elapsed:  run.Elapsed,
+		Results:  results,
+		Baseline: bl.Set(),
+		Stale:    bl.Compare(results).Stale,
+	}
+	if r.Options.Deadline == 0 {
+		r.Options.Deadline = checks.DefaultDeadline(o.Timeout, o.Execute)
+	}
+	if o.Schemas != nil {
+		r.Schemas = o.Schemas.Source
+	}
+	declared := 0
+	if env != nil {
+		declared = env.Level
+		if env.Client != nil {
+			r.Target = env.Client.Base().String()
+		}
+	}
+	r.Verdict = levels.Decide(declared, results, r.Baseline)
+	return r
+}
+
+// headerNames are the names of the headers sent on every request, sorted;
+// their values never reach a report.
+func headerNames(o checks.Options) []string {
+	var names []string
+	for k := range o.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Exit statuses of a checking run, the same for the command and the Go API.
+const (
+	ExitOK          = 0 // no FAIL that the baseline does not excuse
+	ExitBroken      = 1 // a FAIL, or what Strictness adds to it
+	ExitCannotCheck = 2 // a rule ERRORed, or the runner could not be checked at all
+)
+
+// Strictness is what fails a run besides a FAIL.
+type Strictness struct {
+	Warn     bool // a WARN fails the run (a SHOULD broken): --strict
+	Baseline bool // a stale baseline entry fails the run: --strict-baseline
+}
+
+// Exit is the exit status of the run and one line saying why. In order: a
+// FAIL the baseline does not excuse is ExitBroken; a rule the checker could
+// not evaluate is ExitCannotCheck; then, where s asks for it, a WARN or a
+// stale baseline entry is ExitBroken.
+func (r *Report) Exit(s Strictness) (code int, message string) {
+	var fails, errs, warns []string
+	for _, res := range r.Results {
+		id := ruleOf(res).ID
+		switch res.Outcome {
+		case checks.Pass, checks.Skip:
+		case checks.Fail:
+			if !r.baselined(res) {
+				fails = append(fails, id)
+			}
+		case checks.Warn:
+			warns = append(warns, id)
+		default:
+			errs = append(errs, id)
+		}
+	}
+	switch {
+	case len(fails) > 0:
+		return ExitBroken, fmt.Sprintf("%s not excused by a baseline: %s", count(len(fails), "rule FAILs", "rules FAIL"), some(fails))
+	case len(errs) > 0:
+		return ExitCannotCheck, fmt.Sprintf("%s could not be evaluated (the checker failed; see ERROR in the report): %s", count(len(errs), "rule", "rules"), some(errs))
+	case s.Warn && len(warns) > 0:
+		return ExitBroken, fmt.Sprintf("%s, and a WARN fails a strict run: %s", count(len(warns), "rule WARNs", "rules WARN"), some(warns))
+	case s.Baseline && len(r.Stale) > 0:
+		stale := make([]string, len(r.Stale))
+		for i, st := range r.Stale {
+			stale[i] = fmt.Sprintf("%s (now %s)", st.ID, st.Outcome)
+		}
+		return ExitBroken, fmt.Sprintf("the baseline is stale, and a strict baseline fails the run: %s no longer %s; delete %s",
+			some(stale), either(len(stale), "fails", "fail"), either(len(stale), "its line", "their lines"))
+	}
+	if c := r.Counts(); c.Baselined > 0 {
+		return ExitOK, fmt.Sprintf("no rule FAILs but the %s the baseline excuses", count(c.Baselined, "known failure", "known failures"))
+	}
+	return ExitOK, "no rule FAILs"
+}
+
+// count is "1 rule" or "3 rules".
+func count(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, either(n, one, many))
+}
+
+func either(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// some lists the first few of ids and says how many more there are.
+func some(ids []string) string {
+	const shown = 5
+	if len(ids) <= shown {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:shown], ", "), len(ids)-shown)
 }

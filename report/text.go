@@ -216,6 +216,9 @@ func (t *text) result(r *Report, res checks.Result, width int) {
 		if known {
 			t.line(indentDetail, t.p.known.Sprint("known failure, excused by the baseline"))
 		}
+		if why := warnsOnly(res); why != "" {
+			t.line(indentDetail, t.p.dim.Sprint(why))
+		}
 		t.findings(indentDetail, res, !known || t.verbose)
 	case checks.Skip:
 		if res.Reason != "" {
@@ -388,4 +391,20 @@ func countsLine(c Counts) string {
 		s += fmt.Sprintf("  %d known", c.Baselined)
 	}
 	return s
+}
+
+// warnsOnly says why a rule under a MUST-class keyword warned rather than
+// failed, or "".
+func warnsOnly(res checks.Result) string {
+	rule := ruleOf(res)
+	if res.Outcome != checks.Warn || !rule.Keyword.Binds() {
+		return ""
+	}
+	switch {
+	case rule.Binding == checks.Inferred:
+		return "warns, not fails: inferred, no bold keyword binds this behaviour"
+	case rule.Advisory:
+		return "warns, not fails: this MUST can be evidenced from outside, never proven"
+	}
+	return "warns, not fails: what was found rests on no bold keyword (a constraint only the schema states)"
 }

@@ -5,6 +5,19 @@
 // A Set validates a decoded JSON document against one schema by name and
 // reports each failure as a leaf Violation with a JSON-pointer path.
 //
+// Binding. The schemas are the project's own reading of SPEC.md, and not
+// every constraint in them is one a bold MUST, MUST NOT or REQUIRED binds:
+// some rest on descriptive prose, a table without a keyword, or the shape
+// of an OPTIONAL member alone. Each such constraint is annotated where it
+// is written, with the custom keyword "x-inferred" on the subschema that
+// holds it (or on one above it): an object mapping the constraint's keyword
+// path relative to that subschema ("pattern", "required/postern",
+// "properties/latest" for a false schema, "properties/name/type") to why it
+// is inferred. A Violation of such a constraint has Inferred set and Why
+// filled, and its Message says so; a checker reports it as a warning rather
+// than a failure. A set loaded with FromDir from files without the
+// annotation classifies nothing as inferred.
+//
 // Besides the file names in Names, a Set answers to three sub-schema names
 // for the stream payloads of §4.3: "stream-event/start", "stream-event/step"
 // and "stream-event/delta", which map to #/$defs/start, #/$defs/step and
@@ -24,6 +37,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -53,6 +67,9 @@ type Set struct {
 	Source string
 
 	compiled map[string]*jsonschema.Schema
+	// raw is each file's decoded JSON by its resource URL, read for the
+	// x-inferred annotations.
+	raw map[string]any
 }
 
 // Violation is one leaf failure of a document against a schema.
@@ -65,8 +82,14 @@ type Violation struct {
 	// "enum", "const", "format", "minimum", "additionalProperties", ...;
 	// "false" for a false schema (a member not allowed there).
 	Keyword string
-	// Message is a plain-English description.
+	// Message is a plain-English description; for an inferred constraint it
+	// ends "(inferred: Why)".
 	Message string
+	// Inferred marks a constraint no bold keyword of SPEC.md binds (see the
+	// package doc): a checker warns on it rather than failing.
+	Inferred bool
+	// Why says, for an inferred constraint, what it rests on instead.
+	Why string
 }
 
 func (v Violation) String() string {
@@ -109,6 +132,7 @@ func load(fsys fs.FS, source string) (*Set, error) {
 	c.UseLoader(noLoader{})
 
 	urls := map[string]string{}
+	raw := map[string]any{}
 	for _, name := range Names {
 		file := name + ".schema.json"
 		b, err := fs.ReadFile(fsys, file)
@@ -127,9 +151,10 @@ func load(fsys fs.FS, source string) (*Set, error) {
 			return nil, fmt.Errorf("schemas %s: %s: %w", source, file, err)
 		}
 		urls[name] = u
+		raw[u] = doc
 	}
 
-	s := &Set{Source: source, compiled: map[string]*jsonschema.Schema{}}
+	s := &Set{Source: source, compiled: map[string]*jsonschema.Schema{}, raw: raw}
 	for _, name := range Names {
 		sch, err := c.Compile(urls[name])
 		if err != nil {
@@ -198,7 +223,7 @@ func (s *Set) Validate(name string, doc any) []Violation {
 	if !errors.As(err, &ve) {
 		return []Violation{{Keyword: "schema", Message: err.Error()}}
 	}
-	return dedupe(sortViolations(leaves(ve, nil)))
+	return dedupe(sortViolations(s.leaves(ve, nil)))
 }
 
 // sortViolations orders violations by Path, then Keyword, then Message.
@@ -241,7 +266,7 @@ var printer = message.NewPrinter(language.English)
 // where no branch matched are reported as one violation at that location,
 // carrying each branch's reasons, since the leaves of branches that were
 // never meant to apply would mislead.
-func leaves(e *jsonschema.ValidationError, out []Violation) []Violation {
+func (s *Set) leaves(e *jsonschema.ValidationError, out []Violation) []Violation {
 	path := pointer(e.InstanceLocation)
 	switch k := e.ErrorKind.(type) {
 	case *kind.AnyOf, *kind.OneOf:
@@ -249,53 +274,141 @@ func leaves(e *jsonschema.ValidationError, out []Violation) []Violation {
 			var why []string
 			for i, c := range e.Causes {
 				var parts []string
-				for _, v := range sortViolations(leaves(c, nil)) {
+				for _, v := range sortViolations(s.leaves(c, nil)) {
 					parts = append(parts, v.String())
 				}
 				why = append(why, fmt.Sprintf("alternative %d: %s", i+1, strings.Join(parts, "; ")))
 			}
-			return append(out, Violation{Path: path, Keyword: keyword(k),
-				Message: "matches none of the allowed alternatives (" + strings.Join(why, " | ") + ")"})
+			return append(out, s.classify(e, []string{keyword(k)}, Violation{Path: path, Keyword: keyword(k),
+				Message: "matches none of the allowed alternatives (" + strings.Join(why, " | ") + ")"}))
 		}
 	case *kind.PropertyNames:
 		// The causes describe the name validated as a bare string; report
 		// them at the property itself.
 		var inner []Violation
 		for _, c := range e.Causes {
-			inner = leaves(c, inner)
+			inner = s.leaves(c, inner)
 		}
 		var parts []string
 		for _, v := range sortViolations(inner) {
 			parts = append(parts, v.Message)
 		}
-		return append(out, Violation{Path: path + "/" + escape(k.Property), Keyword: "propertyNames",
-			Message: fmt.Sprintf("property name %q is not allowed: %s", k.Property, strings.Join(parts, "; "))})
+		return append(out, s.classify(e, []string{"propertyNames"}, Violation{Path: path + "/" + escape(k.Property), Keyword: "propertyNames",
+			Message: fmt.Sprintf("property name %q is not allowed: %s", k.Property, strings.Join(parts, "; "))}))
 	}
 	if len(e.Causes) > 0 {
 		for _, c := range e.Causes {
-			out = leaves(c, out)
+			out = s.leaves(c, out)
 		}
 		return out
 	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, p := range k.Missing {
-			out = append(out, Violation{Path: path + "/" + escape(p), Keyword: "required",
-				Message: fmt.Sprintf("required property %q is missing", p)})
+			out = append(out, s.classify(e, []string{"required", p}, Violation{Path: path + "/" + escape(p), Keyword: "required",
+				Message: fmt.Sprintf("required property %q is missing", p)}))
 		}
 		return out
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
-			out = append(out, Violation{Path: path + "/" + escape(p), Keyword: "additionalProperties",
-				Message: fmt.Sprintf("property %q is not allowed here", p)})
+			out = append(out, s.classify(e, []string{"additionalProperties"}, Violation{Path: path + "/" + escape(p), Keyword: "additionalProperties",
+				Message: fmt.Sprintf("property %q is not allowed here", p)}))
 		}
 		return out
 	case *kind.FalseSchema:
-		return append(out, Violation{Path: path, Keyword: "false",
-			Message: "this member is not allowed here"})
+		return append(out, s.classify(e, nil, Violation{Path: path, Keyword: "false",
+			Message: "this member is not allowed here"}))
+	case *kind.Not:
+		return append(out, s.classify(e, []string{"not"}, Violation{Path: path, Keyword: "not",
+			Message: "matches a form the schema excludes" + s.describeNot(e)}))
 	}
-	return append(out, Violation{Path: path, Keyword: keyword(e.ErrorKind),
-		Message: e.ErrorKind.LocalizedString(printer)})
+	kp := e.ErrorKind.KeywordPath()
+	if len(kp) == 0 {
+		kp = []string{keyword(e.ErrorKind)}
+	}
+	return append(out, s.classify(e, kp, Violation{Path: path, Keyword: keyword(e.ErrorKind),
+		Message: e.ErrorKind.LocalizedString(printer)}))
+}
+
+// classify marks v inferred where the constraint that failed, at keyword
+// path kw below e's schema location, carries an x-inferred annotation on
+// its subschema or on one enclosing it in the same file.
+func (s *Set) classify(e *jsonschema.ValidationError, kw []string, v Violation) Violation {
+	if why, ok := s.inferred(e.SchemaURL, kw); ok {
+		v.Inferred, v.Why = true, why
+		v.Message += " (inferred: " + why + ")"
+	}
+	return v
+}
+
+// inferred looks for the annotation of the constraint at schemaURL + kw.
+func (s *Set) inferred(schemaURL string, kw []string) (string, bool) {
+	base, frag, _ := strings.Cut(schemaURL, "#")
+	doc, ok := s.raw[base]
+	if !ok {
+		return "", false
+	}
+	toks := append(unpointer(frag), kw...)
+	for i := len(toks); i >= 0; i-- {
+		m, ok := walk(doc, toks[:i]).(map[string]any)
+		if !ok {
+			continue
+		}
+		if ann, ok := m["x-inferred"].(map[string]any); ok {
+			if why, ok := ann[strings.Join(toks[i:], "/")].(string); ok {
+				return why, true
+			}
+		}
+	}
+	return "", false
+}
+
+// describeNot says, for a failed "not" of a single pattern, what the
+// pattern was.
+func (s *Set) describeNot(e *jsonschema.ValidationError) string {
+	base, frag, _ := strings.Cut(e.SchemaURL, "#")
+	m, _ := walk(s.raw[base], unpointer(frag)).(map[string]any)
+	n, _ := m["not"].(map[string]any)
+	if p, ok := n["pattern"].(string); ok && len(n) == 1 {
+		return fmt.Sprintf(": it matches the excluded pattern %q", p)
+	}
+	return ""
+}
+
+// unpointer splits a JSON pointer (RFC 6901, possibly percent-encoded as a
+// URL fragment) into its tokens.
+func unpointer(frag string) []string {
+	if f, err := url.PathUnescape(frag); err == nil {
+		frag = f
+	}
+	if frag == "" || frag == "/" {
+		return nil
+	}
+	var out []string
+	for _, t := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		out = append(out, strings.NewReplacer("~1", "/", "~0", "~").Replace(t))
+	}
+	return out
+}
+
+// walk follows tokens down a decoded JSON document; nil where they lead
+// nowhere.
+func walk(doc any, toks []string) any {
+	for _, t := range toks {
+		switch d := doc.(type) {
+		case map[string]any:
+			doc = d[t]
+		case []any:
+			i, err := strconv.Atoi(t)
+			if err != nil || i < 0 || i >= len(d) {
+				return nil
+			}
+			doc = d[i]
+		default:
+			return nil
+		}
+	}
+	return doc
 }
 
 // keyword names the schema keyword behind an error kind.

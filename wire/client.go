@@ -383,11 +383,11 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 	if wait <= 0 || wait > c.timeout {
 		wait = c.timeout
 	}
-	limit := wait
-	if late != nil {
-		limit = c.timeout
-	}
-	ctx, cancel := withDeadline(ctx, limit)
+	// The connection is made under the request timeout, and the wait
+	// starts only once the head is written: a runner slow to accept a
+	// connection (a short listen backlog, say) is not taken for one
+	// waiting for the body.
+	ctx, cancel := withDeadline(ctx, c.timeout)
 	defer cancel()
 	start := time.Now()
 	defer func() { ex.Elapsed = time.Since(start) }()

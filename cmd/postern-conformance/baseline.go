@@ -1,69 +1,46 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"sort"
-	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/report"
+	"github.com/sigrix-io/postern-conformance/report/baseline"
+	"github.com/urfave/cli/v3"
 )
 
-// A baseline is a text file of rule IDs whose FAIL a CI gate accepts for
-// now: one ID per line, blank lines and # comments ignored. A FAIL it lists
-// is reported as KNOWN and does not fail the run; a listed rule that no
-// longer fails is pointed out so the line can be deleted.
-
-func readBaseline(name string) (map[string]bool, error) {
-	f, err := os.Open(name)
+// readBaseline reads the --baseline file, if one is given.
+func readBaseline(cmd *cli.Command) (*baseline.Baseline, error) {
+	name := cmd.String("baseline")
+	if name == "" {
+		if cmd.Bool("strict-baseline") {
+			return nil, fmt.Errorf("--strict-baseline needs --baseline FILE: there is no baseline to hold to the results")
+		}
+		return nil, nil
+	}
+	b, err := baseline.Read(name)
 	if err != nil {
 		return nil, fmt.Errorf("--baseline: %w", err)
 	}
-	defer f.Close()
-	ids := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		if line == "" {
-			continue
-		}
-		if checks.Lookup(line) == nil {
-			return nil, fmt.Errorf("--baseline %s:%d: %q is not a rule ID (`postern-conformance list` shows them)", name, n, line)
-		}
-		ids[line] = true
-	}
-	return ids, sc.Err()
+	return b, nil
 }
 
-func writeBaseline(name string, results []checks.Result) error {
-	var ids []string
-	for _, r := range results {
-		if r.Outcome == checks.Fail {
-			ids = append(ids, r.Rule.ID+"  # "+r.Rule.Title)
-		}
+// writeBaseline writes the --write-baseline file, if one is asked for.
+func writeBaseline(cmd *cli.Command, results []checks.Result) error {
+	name := cmd.String("write-baseline")
+	if name == "" {
+		return nil
 	}
-	sort.Strings(ids)
-	body := "# postern-conformance baseline: rules known to FAIL, excused by --baseline.\n" +
-		"# Delete a line once its rule passes.\n" + strings.Join(ids, "\n")
-	if len(ids) > 0 {
-		body += "\n"
-	}
-	if err := os.WriteFile(name, []byte(body), 0o644); err != nil {
+	if err := baseline.Write(name, results); err != nil {
 		return fmt.Errorf("--write-baseline: %w", err)
 	}
 	return nil
 }
 
-// reportStaleBaseline names baselined rules that no longer fail.
-func reportStaleBaseline(w io.Writer, baseline map[string]bool, results []checks.Result) {
-	for _, r := range results {
-		if baseline[r.Rule.ID] && r.Outcome != checks.Fail {
-			fmt.Fprintf(w, "postern-conformance: %s is in the baseline but now %s; delete its line\n", r.Rule.ID, r.Outcome)
-		}
+// reportStale names the baseline entries whose rule no longer fails.
+func reportStale(w io.Writer, rep *report.Report) {
+	for _, s := range rep.Stale {
+		fmt.Fprintln(w, "postern-conformance: "+s.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,11 +12,14 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks"
-	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/schemas"
 	"github.com/urfave/cli/v3"
 )
+
+// deadlineDefault says what checks.DefaultDeadline gives (a test holds
+// them together).
+const deadlineDefault = "2 × --timeout + 5, or 600 with --execute"
 
 // checkFlags are the flags of a checking run (the root command and demo).
 func checkFlags() []cli.Flag {
@@ -25,6 +29,7 @@ func checkFlags() []cli.Flag {
 		&cli.StringFlag{Category: probe, Local: true, Name: "origin", Usage: "an `ORIGIN` the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
 		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
+		&cli.FloatFlag{Category: probe, Local: true, Name: "deadline", DefaultText: deadlineDefault, Usage: "end the whole run after `SECONDS`: past it, the rules not yet decided SKIP with \"the runner stopped answering\""},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer a conforming runner gives at once (a refusal decided on the request head, the body withheld)"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
@@ -33,7 +38,8 @@ func checkFlags() []cli.Flag {
 		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence; in the JSON report, keep the exchanges of every rule, PASS included"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
 		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only rules matching `PATTERN` (an ID, a section like 4.4, or an ID prefix ending in *); repeatable"},
-		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
+		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments); a listed rule that was checked and no longer fails is named on stderr"},
+		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when --baseline lists a rule that was checked and no longer fails, so the baseline cannot go stale"},
 		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
 		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
 		&cli.StringFlag{Category: launch, Local: true, Name: "launch", Usage: "start the runner under test with `COMMAND` (run by sh -c); it must print POSTERN_PORT=<port> as its first stdout line (§2)"},
@@ -46,16 +52,17 @@ func checkAction(ctx context.Context, cmd *cli.Command) error {
 	if cmd.Args().Len() > 0 {
 		return exitError{exitCannotRun, fmt.Sprintf("unexpected arguments %q: give one TARGET", cmd.Args().Slice())}
 	}
-	if launch := cmd.String("launch"); launch != "" {
+	if cmd.String("launch") != "" {
 		if target != "" {
 			return exitError{exitCannotRun, "give a TARGET or --launch, not both"}
 		}
-		r, err := startLaunched(ctx, launch, seconds(cmd.Float("launch-timeout")), os.Stderr)
+		r, err := launchRunner(ctx, cmd)
 		if err != nil {
-			return exitError{exitCannotRun, err.Error()}
+			return err
 		}
-		defer r.stop()
-		target = r.url
+		defer r.Stop()
+		defer reportLaunchedExit(r)
+		target = r.URL
 	}
 	if target == "" {
 		return exitError{exitCannotRun, "no TARGET given: postern-conformance http://127.0.0.1:8787 (or `postern-conformance demo` to see it work)"}
@@ -63,71 +70,57 @@ func checkAction(ctx context.Context, cmd *cli.Command) error {
 	return runCheck(ctx, cmd, target)
 }
 
-// runCheck checks target with the flags of cmd and writes the reports.
+// runCheck checks target with the flags of cmd, writes the reports and
+// exits as report.Exit decides.
 func runCheck(ctx context.Context, cmd *cli.Command, target string) error {
 	o, err := options(cmd, target)
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	var baseline map[string]bool
-	if f := cmd.String("baseline"); f != "" {
-		if baseline, err = readBaseline(f); err != nil {
-			return exitError{exitCannotRun, err.Error()}
-		}
+	bl, err := readBaseline(cmd)
+	if err != nil {
+		return exitError{exitCannotRun, err.Error()}
 	}
 	started := time.Now()
 	env, results, err := checks.Check(ctx, o)
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	rep := &report.Report{
-		ToolVersion: version,
-		Target:      env.Client.Base().String(),
-		Schemas:     o.Schemas.Source,
-		Options: report.Options{Origin: o.Origin, Execute: o.Execute, Rules: o.Rules, Timeout: o.Timeout,
-			Headers: headerNames(o.Headers), AllEvidence: cmd.Bool("verbose")},
-		Started:  started,
-		Elapsed:  time.Since(started),
-		Results:  results,
-		Verdict:  levels.Decide(env.Level, results, baseline),
-		Baseline: baseline,
-	}
+	rep := report.Assemble(env, results, o, bl, report.Run{
+		ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
+	})
 	if err := writeReports(cmd, rep); err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	if f := cmd.String("write-baseline"); f != "" {
-		if err := writeBaseline(f, results); err != nil {
-			return exitError{exitCannotRun, err.Error()}
-		}
+	if err := writeBaseline(cmd, results); err != nil {
+		return exitError{exitCannotRun, err.Error()}
 	}
-	reportStaleBaseline(os.Stderr, baseline, results)
-	return verdictExit(rep, cmd.Bool("strict"))
+	reportStale(cmd.Root().ErrWriter, rep)
+	code, msg := rep.Exit(report.Strictness{Warn: cmd.Bool("strict"), Baseline: cmd.Bool("strict-baseline")})
+	if code == report.ExitOK {
+		return nil
+	}
+	return exitError{code, msg}
 }
 
-// verdictExit maps the report to the exit status.
-func verdictExit(rep *report.Report, strict bool) error {
-	c := rep.Counts()
-	switch {
-	case c.Fail > 0:
-		return exitError{code: exitBroken}
-	case c.Error > 0:
-		return exitError{exitCannotRun, fmt.Sprintf("%d rule(s) could not be evaluated (the checker failed; see ERROR in the report)", c.Error)}
-	case strict && c.Warn > 0:
-		return exitError{code: exitBroken}
-	}
-	return nil
-}
-
+// options maps the flags of cmd to the options of a check of target.
 func options(cmd *cli.Command, target string) (checks.Options, error) {
 	o := checks.Options{
-		Target:   target,
-		Execute:  cmd.Bool("execute"),
-		Timeout:  seconds(cmd.Float("timeout")),
-		Patience: seconds(cmd.Float("patience")),
-		Rules:    cmd.StringSlice("rule"),
+		Target:  target,
+		Execute: cmd.Bool("execute"),
+		Rules:   cmd.StringSlice("rule"),
 	}
-	if cmd.Float("timeout") <= 0 {
-		return o, fmt.Errorf("--timeout must be a positive number of seconds")
+	var err error
+	if o.Timeout, err = secondsFlag(cmd, "timeout", false); err != nil {
+		return o, err
+	}
+	if o.Patience, err = secondsFlag(cmd, "patience", true); err != nil {
+		return o, err
+	}
+	if cmd.IsSet("deadline") {
+		if o.Deadline, err = secondsFlag(cmd, "deadline", false); err != nil {
+			return o, fmt.Errorf("%w, or leave --deadline out for the default (%s)", err, deadlineDefault)
+		}
 	}
 	if origin := cmd.String("origin"); origin != "" {
 		if err := checkOrigin(origin); err != nil {
@@ -153,6 +146,26 @@ func options(cmd *cli.Command, target string) (checks.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// maxSeconds bounds a flag in seconds well inside a time.Duration.
+const maxSeconds = 1e9
+
+// secondsFlag reads the flag name as a duration: a positive number of
+// seconds, or also zero where zeroOK.
+func secondsFlag(cmd *cli.Command, name string, zeroOK bool) (time.Duration, error) {
+	f := cmd.Float(name)
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || (f == 0 && !zeroOK):
+		want := "a positive number of seconds"
+		if zeroOK {
+			want = "a number of seconds, 0 or more"
+		}
+		return 0, fmt.Errorf("--%s %v: give %s", name, f, want)
+	case f > maxSeconds:
+		return 0, fmt.Errorf("--%s %v: too long; give at most %.0f seconds", name, f, float64(maxSeconds))
+	}
+	return time.Duration(f * float64(time.Second)), nil
 }
 
 // checkOrigin accepts a serialised origin: scheme://host[:port], no path.
@@ -189,14 +202,6 @@ func redactHeaderArg(l string) string {
 		return l[:4] + "…"
 	}
 	return l
-}
-
-func headerNames(h http.Header) []string {
-	var out []string
-	for k := range h {
-		out = append(out, k)
-	}
-	return out
 }
 
 func writeReports(cmd *cli.Command, rep *report.Report) error {
@@ -239,5 +244,3 @@ func writeFile(name string, write func(io.Writer) error) error {
 	}
 	return f.Close()
 }
-
-func seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

@@ -19,8 +19,13 @@ func listCommand() *cli.Command {
 		Usage:     "print the rule catalogue (or its coverage of the spec)",
 		UsageText: "postern-conformance list [--json | --markdown | --coverage] [--rule PATTERN]",
 		Description: `Lists every rule the suite checks: its stable ID, section, level, keyword,
-what it needs to be decided, and its title. IDs are what --rule, --baseline
-and the reports use.
+how that keyword binds it, what it needs to be decided, and its title. IDs
+are what --rule, --baseline and the reports use.
+
+The binding says how a bold MUST, MUST NOT or REQUIRED of SPEC.md reaches
+the behaviour the rule checks: direct, by a chain (named), or inferred from
+prose, a table or a schema alone. Only a direct or chain binding under a
+MUST-class keyword can fail a runner; an inferred rule warns, and says so.
 
 --coverage prints how much of SPEC.md §1–§8 the rules cover, from the
 traceability matrix (checks/traceability.tsv): every normative statement,
@@ -55,10 +60,13 @@ mapped to the rules that check it or to the reason none can.`,
 }
 
 type ruleEntry struct {
-	ID       string   `json:"id"`
-	Section  string   `json:"section"`
-	Level    int      `json:"level"`
-	Keyword  string   `json:"keyword"`
+	ID      string `json:"id"`
+	Section string `json:"section"`
+	Level   int    `json:"level"`
+	Keyword string `json:"keyword"`
+	// Binding is direct, chain or inferred; Chain names the chain.
+	Binding  string   `json:"binding"`
+	Chain    string   `json:"chain,omitempty"`
 	Strength string   `json:"breaks_as"`
 	Advisory bool     `json:"advisory"`
 	Needs    []string `json:"needs"`
@@ -96,6 +104,7 @@ func entries(rules []*checks.Rule) []ruleEntry {
 			cv = []string{}
 		}
 		out = append(out, ruleEntry{ID: r.ID, Section: r.Section, Level: r.Level, Keyword: string(r.Keyword),
+			Binding: string(r.BindingOf()), Chain: r.Chain,
 			Strength: string(r.Strength()), Advisory: r.Advisory, Needs: needs, Title: r.Title, Faults: fs, Covers: cv})
 	}
 	return out
@@ -108,27 +117,45 @@ func listJSON(w io.Writer, rules []*checks.Rule) error {
 }
 
 func listMarkdown(w io.Writer, rules []*checks.Rule) {
-	fmt.Fprintln(w, "| ID | § | Level | Keyword | Needs | Rule | Planted fault |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| ID | § | Level | Keyword | Binding | Breaks as | Needs | Rule | Planted fault |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, e := range entries(rules) {
-		fmt.Fprintf(w, "| `%s` | %s | %d | %s | %s | %s | %s |\n", e.ID, e.Section, e.Level, e.Keyword,
-			strings.Join(e.Needs, ", "), e.Title, "`"+strings.Join(e.Faults, "`, `")+"`")
+		fmt.Fprintf(w, "| `%s` | %s | %d | %s | %s | %s | %s | %s | %s |\n", e.ID, e.Section, e.Level, e.Keyword,
+			bindingWords(e), e.Strength, strings.Join(e.Needs, ", "), mdEscape(e.Title), "`"+strings.Join(e.Faults, "`, `")+"`")
 	}
 }
+
+// bindingWords is the binding as listed: "chain: <words>" names its chain.
+func bindingWords(e ruleEntry) string {
+	if e.Chain != "" {
+		return e.Binding + ": " + e.Chain
+	}
+	return e.Binding
+}
+
+// mdEscape keeps a cell's text from closing the cell.
+func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
 func listText(w io.Writer, rules []*checks.Rule) {
 	width := 0
 	for _, r := range rules {
 		width = max(width, len(r.ID))
 	}
+	count := map[string]int{}
 	for _, e := range entries(rules) {
 		needs := ""
 		if len(e.Needs) > 0 {
 			needs = "  [needs " + strings.Join(e.Needs, ", ") + "]"
 		}
-		fmt.Fprintf(w, "%-*s  §%-6s L%d  %-10s %s%s\n", width, e.ID, e.Section, e.Level, e.Keyword, e.Title, needs)
+		chain := ""
+		if e.Chain != "" {
+			chain = "  [chain: " + e.Chain + "]"
+		}
+		count[e.Binding]++
+		fmt.Fprintf(w, "%-*s  §%-6s L%d  %-10s %-8s %s%s%s\n", width, e.ID, e.Section, e.Level, e.Keyword, e.Binding, e.Title, chain, needs)
 	}
-	fmt.Fprintf(w, "\n%d rules\n", len(rules))
+	fmt.Fprintf(w, "\n%d rules: %d direct, %d by a chain, %d inferred (these only warn)\n",
+		len(rules), count[string(checks.Direct)], count[string(checks.Chain)], count[string(checks.Inferred)])
 }
 
 func coverage(w io.Writer) error {
@@ -139,6 +166,9 @@ func coverage(w io.Writer) error {
 	c := checks.TraceCoverage(rows)
 	fmt.Fprintf(w, "Traceability of SPEC.md §1–§8: %d normative obligations\n\n", c.Rows)
 	fmt.Fprintf(w, "  %-26s %4d  (%.0f%%)\n", "checked by a rule", c.Checked, pct(c.Checked, c.Rows))
+	for _, b := range checks.Bindings {
+		fmt.Fprintf(w, "    %-24s %4d  %s\n", string(b), c.ByBinding[b], bindingWordsCoverage[b])
+	}
 	var reasons []string
 	for r := range c.ByReason {
 		reasons = append(reasons, r)
@@ -147,40 +177,16 @@ func coverage(w io.Writer) error {
 	for _, r := range reasons {
 		fmt.Fprintf(w, "  %-26s %4d  %s\n", "not checked: "+r, c.ByReason[r], reasonWords[r])
 	}
-	var runnerRows, runnerChecked int
-	for _, row := range rows {
-		if row.Subject == "runner" {
-			runnerRows++
-			if len(row.Checks) > 0 {
-				runnerChecked++
-			}
-		}
-	}
-	fmt.Fprintf(w, "\nObligations on a runner: %d, checked %d (%.0f%%).\n", runnerRows, runnerChecked, pct(runnerChecked, runnerRows))
-	def, exe, runnerDef := 0, 0, 0
-	for _, row := range rows {
-		if len(row.Checks) == 0 {
-			continue
-		}
-		needsExec := true
-		for _, id := range row.Checks {
-			if r := checks.Lookup(id); r != nil && !hasNeed(r, "execute") {
-				needsExec = false
-			}
-		}
-		switch {
-		case needsExec:
-			exe++
-		case row.Subject == "runner":
-			def++
-			runnerDef++
-		default:
-			def++
-		}
-	}
+	fmt.Fprintf(w, "\nObligations on a runner: %d, checked %d (%.0f%%).\n", c.RunnerRows, c.RunnerChecked, pct(c.RunnerChecked, c.RunnerRows))
 	fmt.Fprintf(w, "Checked without --execute: %d of %d obligations (%.0f%%), %d of the %d on a runner (%.0f%%); only with --execute: %d more.\n",
-		def, c.Rows, pct(def, c.Rows), runnerDef, runnerRows, pct(runnerDef, runnerRows), exe)
+		c.Default, c.Rows, pct(c.Default, c.Rows), c.RunnerDefault, c.RunnerRows, pct(c.RunnerDefault, c.RunnerRows), c.ExecuteOnly)
 	return nil
+}
+
+var bindingWordsCoverage = map[checks.Binding]string{
+	checks.Direct:   "a bold keyword states it: a breach fails",
+	checks.Chain:    "a keyword reaches it by a short chain: a breach fails",
+	checks.Inferred: "only prose, a table or a schema states it: a breach warns",
 }
 
 var reasonWords = map[string]string{
@@ -192,15 +198,6 @@ var reasonWords = map[string]string{
 	"unobservable": "cannot be decided from outside",
 	"gap":          "observable, not yet checked",
 	"bundle":       "binds an agent bundle",
-}
-
-func hasNeed(r *checks.Rule, name string) bool {
-	for _, n := range r.NeedNames() {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 func pct(a, b int) float64 {

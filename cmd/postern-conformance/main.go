@@ -2,9 +2,15 @@
 // reports which conformance level it really meets and which MUST rules it
 // breaks, with the request and response that prove each finding.
 //
-// Exit status: 0 no MUST rule broken; 1 at least one broken; 2 the runner
-// could not be checked at all (unreachable, not a Postern runner, bad
-// arguments).
+// Exit status: 0 no MUST rule broken; 1 at least one broken (with --strict,
+// a SHOULD too; with --strict-baseline, a stale baseline entry); 2 the
+// runner could not be checked at all (unreachable, not a Postern runner, bad
+// arguments) or a rule could not be evaluated. report.Exit decides it.
+//
+// This package holds only the flags and their mapping onto the library:
+// checks runs the rules, report assembles and renders the report and
+// decides the exit status, report/baseline reads and applies baselines, and
+// wire/launch starts a --launch runner.
 package main
 
 import (
@@ -15,17 +21,19 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/urfave/cli/v3"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
 
-// Exit codes, as the incumbent checker defines them.
+// Exit codes, as the incumbent checker defines them; report.Exit decides
+// which a checking run ends with.
 const (
-	exitOK        = 0
-	exitBroken    = 1
-	exitCannotRun = 2
+	exitOK        = report.ExitOK
+	exitBroken    = report.ExitBroken
+	exitCannotRun = report.ExitCannotCheck
 )
 
 // exitError carries an exit code out of a command.

@@ -86,7 +86,7 @@ func TestNotARunner(t *testing.T) {
 func TestSHOULDOnlyWarns(t *testing.T) {
 	var should *fixtures.Fault
 	for _, f := range fixtures.Faults() {
-		if r := checks.Lookup(f.Rule); r != nil && r.Strength() == checks.Warn {
+		if r := checks.Lookup(f.Rule); r != nil && r.Strength() == checks.Warn && len(f.Also) == 0 { // Also may hold a MUST
 			f := f
 			should = &f
 			break
@@ -189,17 +189,39 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 	for _, e := range list {
 		assert.Check(t, e.ID != "" && e.Section != "" && e.Level >= 1 && e.Keyword != "" && e.Title != "", "%+v", e)
 		assert.Check(t, len(e.Faults) > 0 && len(e.Covers) > 0, "%s: a fault that proves it and an obligation it covers", e.ID)
+		switch e.Binding {
+		case "direct", "inferred":
+			assert.Check(t, e.Chain == "", "%s: a chain named beside binding %s", e.ID, e.Binding)
+		case "chain":
+			assert.Check(t, e.Chain != "", "%s: a chain binding names its chain", e.ID)
+		default:
+			t.Errorf("%s: binding %q", e.ID, e.Binding)
+		}
+		if e.Binding == "inferred" {
+			assert.Check(t, is.Equal(e.Strength, "WARN"), e.ID)
+		}
 	}
+	code, out = run(t, "list", "--rule", "4.4/update-current")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, " inferred "))
+	code, out = run(t, "list", "--rule", "4.2/null-required")
+	assert.Equal(t, code, 0)
+	assert.Check(t, is.Contains(out, "[chain: null is no value"))
 	code, out = run(t, "list", "--markdown")
 	assert.Equal(t, code, 0)
 	assert.Check(t, is.Contains(out, "| `2.1/wrong-method` |"))
+	assert.Check(t, is.Contains(out, "| Binding |"))
+	assert.Check(t, is.Contains(out, "| chain: null is no value"))
 	code, out = run(t, "list", "--coverage")
 	assert.Equal(t, code, 0, out)
 	assert.Check(t, is.Contains(out, "normative obligations"))
+	assert.Check(t, is.Regexp(`(?m)^ +inferred +\d+ `, out))
+	assert.Check(t, is.Regexp(`(?m)^ +chain +\d+ `, out))
 }
 
 // TestEveryFaultThroughTheCommand is how a user meets a fault: demo --fault
-// X exits 1 with FAIL on X's rule (0 with WARN for a SHOULD).
+// X reports X's rule FAIL (WARN for a SHOULD), and each rule X lists in
+// Also FAIL or WARN; it exits 1 where any of them FAILs, 0 otherwise.
 func TestEveryFaultThroughTheCommand(t *testing.T) {
 	for _, f := range fixtures.Faults() {
 		f := f
@@ -212,20 +234,28 @@ func TestEveryFaultThroughTheCommand(t *testing.T) {
 			code, out := run(t, args...)
 			rule := checks.Lookup(f.Rule)
 			assert.Assert(t, rule != nil)
-			want := 1
-			if rule.Strength() == checks.Warn {
-				want = 0
-			}
-			assert.Equal(t, code, want, "fault %s", f.Name)
 			var rep struct {
 				Results []struct{ ID, Outcome string }
 			}
 			assert.NilError(t, json.Unmarshal([]byte(out), &rep))
+			outcomes := map[string]string{}
 			for _, r := range rep.Results {
-				if r.ID == f.Rule {
-					assert.Equal(t, r.Outcome, string(rule.Strength()))
+				outcomes[r.ID] = r.Outcome
+			}
+			assert.Equal(t, outcomes[f.Rule], string(rule.Strength()), "fault %s", f.Name)
+			want := 0
+			if rule.Strength() == checks.Fail {
+				want = 1
+			}
+			for _, id := range f.Also {
+				got := outcomes[id]
+				assert.Check(t, got == string(checks.Fail) || got == string(checks.Warn),
+					"fault %s lists %s as also broken, which came out %q", f.Name, id, got)
+				if got == string(checks.Fail) {
+					want = 1
 				}
 			}
+			assert.Equal(t, code, want, "fault %s", f.Name)
 		})
 	}
 }
@@ -285,7 +315,9 @@ func TestLaunchTheNodeRunner(t *testing.T) {
 		{"LEVEL=3 FAULT=cred-value-member", nil, 1},
 		{"LEVEL=3 ENTITLEMENT=unknown-never FAULT=never-checked-403", nil, 1},
 		{"LEVEL=3 AUTH_TOKEN=tok-3f9a2c81e7 FAULT=token-in-status", []string{"--header", "Authorization: Bearer tok-3f9a2c81e7"}, 1},
-		{"LEVEL=3 FAULT=charset-refused", nil, 1},
+		// Refusing the charset form rests on no keyword (2.3/media-type-params is
+		// inferred): it warns, and the verdict stays conformant.
+		{"LEVEL=3 FAULT=charset-refused", nil, 0},
 		{"LEVEL=3 FAULT=no-output-block", nil, 1},
 		{"LEVEL=3 MISSING_CRED=1 CRED_BLOCK=0 FAULT=degraded-wrong", []string{"--execute"}, 1},
 	}

@@ -70,6 +70,10 @@ func listRunnerThings(cmd *cli.Command) bool {
 				where += fmt.Sprintf(", Level %d", f.Level)
 			}
 			fmt.Fprintf(w, "%-34s %-38s %s (%s)\n", f.Name, f.Rule, f.What, where)
+			if len(f.Also) > 0 {
+				// The same breach breaks these rules as well, and why.
+				fmt.Fprintf(w, "%-34s %-38s also breaks %s: %s\n", "", "", strings.Join(f.Also, ", "), f.AlsoWhy)
+			}
 		}
 		return true
 	}

@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// Result is what one rule came to.
+type Result[E any] struct {
+	Rule      *Rule[E]
+	Outcome   Outcome
+	Findings  []Finding // why it failed or warned
+	Reason    string    // why it was skipped, or what went wrong in the checker
+	Notes     []string
+	Exchanges []*wire.Exchange // every request the probe sent or cited
+	Elapsed   time.Duration
+}
+
+// Suite is what a mode hands the driver.
+type Suite[E any] struct {
+	// Rules is the mode's whole registry. An Evidence rule's input is drawn
+	// from all of it, whatever is selected.
+	Rules []*Rule[E]
+	// Gate, where set, says why a rule cannot run against this target at
+	// all (a level it does not declare), or "".
+	Gate func(e E, r *Rule[E]) string
+	// Review, where set, sees each probe's findings before its outcome is
+	// decided, and may Drop them for a reason of the mode's own.
+	Review func(t *T[E])
+	// Finish, where set, runs once every rule is decided, before the
+	// results are returned (to blot secrets out of the evidence, say).
+	Finish func(e E, s *Session)
+	// Workers bounds the rules evaluated at once; zero means DefaultWorkers.
+	Workers int
+}
+
+// DefaultWorkers bounds the rules a run evaluates at once.
+const DefaultWorkers = 8
+
+// run is one checking run.
+type run[E any] struct {
+	suite Suite[E]
+	sess  *Session
+	env   E
+	ctx   context.Context
+
+	mu    sync.Mutex
+	facts map[Dep[E]]*factState
+}
+
+// Run evaluates the selected rules against env over sess. Every selected
+// rule yields exactly one Result, in the order given. ctx's deadline is the
+// run's: the rules not decided by then SKIP, saying so.
+//
+// The order of evaluation is the driver's: every fact a rule requires
+// starts at once, in the background; the probing rules run side by side,
+// at most Workers at a time; the rules that start the agent then run one
+// at a time; the Evidence rules last, over everything the others sent.
+func Run[E any](ctx context.Context, suite Suite[E], sess *Session, env E, selected []*Rule[E]) []Result[E] {
+	sess.setRunContext(ctx)
+	r := &run[E]{suite: suite, sess: sess, env: env, ctx: ctx, facts: map[Dep[E]]*factState{}}
+	index := map[*Rule[E]]int{}
+	for i, rule := range selected {
+		index[rule] = i
+	}
+	exec := append([]*Rule[E](nil), selected...)
+	for _, rule := range selected {
+		if rule.Evidence {
+			for _, other := range suite.Rules {
+				if _, ok := index[other]; !ok && !other.Evidence {
+					index[other] = -1
+					exec = append(exec, other)
+				}
+			}
+			break
+		}
+	}
+	for _, rule := range exec {
+		for _, d := range rule.Requires {
+			r.startFact(d)
+		}
+	}
+	var probing, agent, evidence []*Rule[E]
+	for _, rule := range exec {
+		switch {
+		case rule.Evidence:
+			evidence = append(evidence, rule)
+		case rule.Agent:
+			agent = append(agent, rule)
+		default:
+			probing = append(probing, rule)
+		}
+	}
+	results := make(map[*Rule[E]]Result[E], len(exec))
+	var mu sync.Mutex
+	keep := func(res Result[E]) {
+		mu.Lock()
+		results[res.Rule] = res
+		mu.Unlock()
+	}
+	workers := suite.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers
+	}
+	r.pool(probing, workers, keep)
+	r.pool(agent, 1, keep)
+	r.pool(evidence, workers, keep)
+	if suite.Finish != nil {
+		suite.Finish(env, sess)
+	}
+	out := make([]Result[E], len(selected))
+	for i, rule := range selected {
+		out[i] = results[rule]
+	}
+	return out
+}
+
+// pool evaluates rules, at most n at once.
+func (r *run[E]) pool(rules []*Rule[E], n int, keep func(Result[E])) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for _, rule := range rules {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			keep(r.evaluate(rule))
+		}()
+	}
+	wg.Wait()
+}
+
+// factState returns d's computation in this run, or nil where none runs.
+func (r *run[E]) factState(d Dep[E]) *factState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.facts[d]
+}
+
+// startFact starts computing d, once, after its own requirements.
+func (r *run[E]) startFact(d Dep[E]) *factState {
+	r.mu.Lock()
+	if st := r.facts[d]; st != nil {
+		r.mu.Unlock()
+		return st
+	}
+	st := &factState{done: make(chan struct{})}
+	r.facts[d] = st
+	r.mu.Unlock()
+	var deps []*factState
+	for _, dd := range d.deps() {
+		deps = append(deps, r.startFact(dd))
+	}
+	go func() {
+		defer close(st.done)
+		for i, ds := range deps {
+			if why := r.await(ds); why != "" {
+				st.why = fmt.Sprintf("%s: %s", d.deps()[i].name(), why)
+				return
+			}
+		}
+		t := &T[E]{Ctx: r.ctx, Env: r.env, Rule: &Rule[E]{ID: "fact " + d.name(), Requires: d.deps()}, run: r}
+		var val any
+		var why string
+		p, stack := probe(func() { val, why = d.compute(t) })
+		st.sent = t.sent
+		switch {
+		case p != nil:
+			st.why = fmt.Sprintf("the checker failed computing %s: %v\n%s", d.name(), p, stack)
+		case t.skip != "":
+			st.why = t.skip
+		default:
+			st.val, st.why = val, why
+		}
+	}()
+	return st
+}
+
+// await waits for a fact and returns why it is unavailable, or "".
+func (r *run[E]) await(st *factState) string {
+	select {
+	case <-st.done:
+		return st.why
+	case <-r.ctx.Done():
+		return r.deadlineWords()
+	}
+}
+
+func (r *run[E]) deadlineWords() string {
+	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+		return "not decided: the run's deadline passed first (the runner stopped answering, or answered too slowly; see --deadline)"
+	}
+	return "not decided: the run was stopped"
+}
+
+// probe runs f in a goroutine of its own, so that T.Skip can stop it, and
+// returns what it panicked with, if anything.
+func probe(f func()) (panicked any, stack []byte) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				panicked, stack = p, debug.Stack()
+			}
+		}()
+		f()
+	}()
+	<-done
+	return panicked, stack
+}
+
+func (r *run[E]) evaluate(rule *Rule[E]) (res Result[E]) {
+	res.Rule = rule
+	skip := func(why string) Result[E] {
+		res.Outcome, res.Reason = Skip, why
+		return res
+	}
+	if r.ctx.Err() != nil {
+		return skip(r.deadlineWords())
+	}
+	if r.suite.Gate != nil {
+		if why := r.suite.Gate(r.env, rule); why != "" {
+			return skip(why)
+		}
+	}
+	for _, n := range rule.Needs {
+		if why := n.Check(r.env); why != "" {
+			return skip(why)
+		}
+	}
+	for _, d := range rule.Requires {
+		if why := r.await(r.factState(d)); why != "" {
+			return skip(why)
+		}
+	}
+	t := &T[E]{Ctx: r.ctx, Env: r.env, Rule: rule, run: r}
+	start := time.Now()
+	p, stack := probe(func() { rule.Probe(t) })
+	res.Elapsed = time.Since(start)
+	res.Exchanges, res.Notes = t.sent, t.notes
+	if p != nil {
+		res.Outcome = Error
+		res.Reason = fmt.Sprintf("the checker failed evaluating this rule: %v\n%s", p, stack)
+		return res
+	}
+	r.unsent(t)
+	if r.suite.Review != nil {
+		r.suite.Review(t)
+	}
+	switch {
+	case len(t.findings) > 0:
+		res.Outcome, res.Findings = Warn, t.findings
+		for _, f := range t.findings {
+			if !f.Inferred {
+				res.Outcome = rule.Strength()
+			}
+		}
+	case t.skip != "":
+		res.Outcome, res.Reason = Skip, t.skip
+	default:
+		res.Outcome = Pass
+	}
+	return res
+}
+
+// unsent sets aside what a probe could not see: a finding shown by a
+// request the run never sent (its route had stopped answering) or one the
+// run's deadline cut short says nothing about the rule. Where nothing else
+// is left, the rule is skipped with the reason.
+func (r *run[E]) unsent(t *T[E]) {
+	var kept []Finding
+	why := ""
+	for _, f := range t.findings {
+		switch {
+		case f.Ex != nil && errors.Is(f.Ex.Err, ErrDeadline):
+			why = r.deadlineWords()
+		case f.Ex != nil && errors.Is(f.Ex.Err, ErrGaveUp):
+			why = fmt.Sprintf("not decided: %s was not sent, since the runner had stopped answering it (or had stopped answering altogether)", f.Ex.RequestLine())
+		default:
+			kept = append(kept, f)
+		}
+	}
+	if why == "" && len(t.findings) == 0 && t.skip == "" && r.ctx.Err() != nil {
+		for _, ex := range t.sent {
+			if errors.Is(ex.Err, ErrDeadline) {
+				why = r.deadlineWords()
+			}
+		}
+	}
+	t.findings = kept
+	if len(kept) == 0 && why != "" {
+		t.skip = why
+	}
+}

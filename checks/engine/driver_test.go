@@ -1,0 +1,152 @@
+package engine_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/wire"
+	"gotest.tools/v3/assert"
+)
+
+type env struct{}
+
+type (
+	rule = engine.Rule[*env]
+	tt   = engine.T[*env]
+)
+
+func session(t *testing.T, h http.Handler, timeout time.Duration) *engine.Session {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	return engine.NewSession(wire.New(u, wire.Options{Timeout: timeout}), timeout, 0)
+}
+
+func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }
+
+func TestFactsAreComputedOnceAndCited(t *testing.T) {
+	var computed atomic.Int32
+	fact := &engine.Fact[*env, *wire.Exchange]{Name: "shared", Compute: func(t *tt) (*wire.Exchange, string) {
+		computed.Add(1)
+		return t.Do(wire.Get("status")), ""
+	}}
+	var rules []*rule
+	for _, id := range []string{"1/a", "1/b", "1/c"} {
+		rules = append(rules, &rule{ID: id, Section: "1", Level: 1, Keyword: engine.Must, Title: id,
+			Requires: []engine.Dep[*env]{fact},
+			Probe:    func(t *tt) { fact.Of(t) }})
+	}
+	res := engine.Run(context.Background(), engine.Suite[*env]{Rules: rules}, session(t, http.HandlerFunc(ok), time.Second), &env{}, rules)
+	assert.Equal(t, computed.Load(), int32(1))
+	for _, r := range res {
+		assert.Equal(t, r.Outcome, engine.Pass)
+		assert.Equal(t, len(r.Exchanges), 1, "the fact's exchange is cited by %s", r.Rule.ID)
+	}
+}
+
+func TestSkipStopsTheProbeButFindingsStand(t *testing.T) {
+	reached := false
+	skipper := &rule{ID: "1/skip", Section: "1", Level: 1, Keyword: engine.Must, Title: "skips", Probe: func(t *tt) {
+		t.Skip("nothing to judge")
+		reached = true
+	}}
+	failer := &rule{ID: "1/fail", Section: "1", Level: 1, Keyword: engine.Must, Title: "fails then skips", Probe: func(t *tt) {
+		t.Fail(nil, "broken")
+		t.Skip("and then nothing more to judge")
+	}}
+	inferred := &rule{ID: "1/inferred", Section: "1", Level: 1, Keyword: engine.Must, Title: "warns", Probe: func(t *tt) {
+		t.Warn(nil, "only a schema says so")
+	}}
+	rules := []*rule{skipper, failer, inferred}
+	res := engine.Run(context.Background(), engine.Suite[*env]{Rules: rules}, session(t, http.HandlerFunc(ok), time.Second), &env{}, rules)
+	assert.Assert(t, !reached)
+	assert.Equal(t, res[0].Outcome, engine.Skip)
+	assert.Equal(t, res[1].Outcome, engine.Fail)
+	assert.Equal(t, res[2].Outcome, engine.Warn)
+}
+
+func TestAnUnansweredRouteIsGivenUpAndItsRulesSkip(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	var rules []*rule
+	for i := range 10 {
+		rules = append(rules, &rule{ID: "1/post" + string(rune('a'+i)), Section: "1", Level: 1, Keyword: engine.Must, Title: "posts",
+			Probe: func(t *tt) {
+				if ex := t.Do(wire.PostJSON("run", "{}")); !ex.Answered() {
+					t.Fail(ex, "no answer")
+				}
+			}})
+	}
+	start := time.Now()
+	res := engine.Run(context.Background(), engine.Suite[*env]{Rules: rules, Workers: 2}, session(t, h, 200*time.Millisecond), &env{}, rules)
+	// Two workers: the first requests wait out their timeout, and once two
+	// in a row have gone unanswered no later one is sent.
+	assert.Assert(t, time.Since(start) < 5*time.Second, "took %s", time.Since(start))
+	fails, skips := 0, 0
+	for _, r := range res {
+		switch r.Outcome {
+		case engine.Fail:
+			fails++
+		case engine.Skip:
+			skips++
+		}
+	}
+	assert.Equal(t, fails+skips, 10)
+	assert.Assert(t, fails >= 2 && fails <= 4, "%d requests were sent and went unanswered", fails)
+}
+
+func TestTheRunDeadlineSkipsWhatIsUndecided(t *testing.T) {
+	slow := &rule{ID: "1/slow", Section: "1", Level: 1, Keyword: engine.Must, Title: "waits", Probe: func(t *tt) {
+		if ex := t.Do(wire.Get("status")); !ex.Answered() {
+			t.Fail(ex, "no answer")
+		}
+	}}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	rules := []*rule{slow}
+	res := engine.Run(ctx, engine.Suite[*env]{Rules: rules}, session(t, h, 5*time.Second), &env{}, rules)
+	assert.Equal(t, res[0].Outcome, engine.Skip, "%+v", res[0])
+}
+
+func TestAgentRulesRunOneAtATimeAndEvidenceSeesEveryProbe(t *testing.T) {
+	var inFlight, most atomic.Int32
+	agent := func(id string) *rule {
+		return &rule{ID: id, Section: "1", Level: 1, Keyword: engine.Must, Title: id, Agent: true, Probe: func(t *tt) {
+			n := inFlight.Add(1)
+			if n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(10 * time.Millisecond)
+			t.Do(wire.Get("run-" + id[2:]))
+			inFlight.Add(-1)
+		}}
+	}
+	sweep := &rule{ID: "1/sweep", Section: "1", Level: 1, Keyword: engine.Must, Title: "sweeps", Evidence: true, Probe: func(t *tt) {
+		t.Note("%d", len(t.Evidence()))
+		if len(t.Evidence()) != 3 {
+			t.Fail(nil, "saw %d exchanges", len(t.Evidence()))
+		}
+	}}
+	all := []*rule{agent("1/x"), agent("1/y"), agent("1/z"), sweep}
+	res := engine.Run(context.Background(), engine.Suite[*env]{Rules: all}, session(t, http.HandlerFunc(ok), time.Second), &env{}, []*rule{sweep})
+	assert.Equal(t, len(res), 1)
+	assert.Equal(t, res[0].Outcome, engine.Pass, "%+v", res[0])
+	assert.Equal(t, most.Load(), int32(1))
+}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// Dep is something a rule or a fact requires: a Fact of any value type.
+type Dep[E any] interface {
+	name() string
+	deps() []Dep[E]
+	compute(t *T[E]) (any, string)
+}
+
+// Fact is a value computed once per run and shared by every rule (or fact)
+// that requires it: a shared probe's answer, say, whose wait should overlap
+// everything else. The driver starts every fact a run needs as soon as its
+// own requirements are in, before and beside the rules, so a slow fact
+// costs its wait once, side by side with the rest of the run.
+//
+// Compute sends through t like a probe; what it sends is recorded once in
+// the run's log and cited by every rule that reads the fact. It returns
+// the value, or the reason it cannot be had here ("" when it can): a rule
+// requiring an unavailable fact skips with that reason.
+type Fact[E, V any] struct {
+	Name     string
+	Requires []Dep[E]
+	Compute  func(t *T[E]) (V, string)
+}
+
+func (f *Fact[E, V]) name() string   { return f.Name }
+func (f *Fact[E, V]) deps() []Dep[E] { return f.Requires }
+func (f *Fact[E, V]) compute(t *T[E]) (any, string) {
+	v, why := f.Compute(t)
+	return v, why
+}
+
+// Of is the fact's value, for a rule or fact that lists it in Requires. The
+// fact's exchanges become part of the caller's evidence.
+func (f *Fact[E, V]) Of(t *T[E]) V {
+	st := t.run.factState(f)
+	if st == nil || !requires(t.Rule.Requires, f) {
+		panic(fmt.Sprintf("engine: %s reads fact %q without requiring it", t.Rule.ID, f.Name))
+	}
+	<-st.done
+	for _, ex := range st.sent {
+		t.Cite(ex)
+	}
+	v, _ := st.val.(V)
+	return v
+}
+
+// factState is one fact's computation in one run.
+type factState struct {
+	done chan struct{}
+	val  any
+	why  string
+	sent []*wire.Exchange
+}
+
+// requires reports whether d is among deps or what they require.
+func requires[E any](deps []Dep[E], d Dep[E]) bool {
+	for _, x := range deps {
+		if x == d || requires(x.deps(), d) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// Session is one run's traffic with its target, whatever the mode: the
+// client, the log of every exchange, how many requests may be in flight at
+// once, which routes have stopped answering, and what the target's own
+// answer times say a wait should be.
+type Session struct {
+	Client *wire.Client
+	// Patience is the longest a probe waits for an answer a conforming
+	// target gives at once, before a would-be FAIL is reported: the
+	// confirmation wait. It is never paid by a conforming target.
+	Patience time.Duration
+	// MinWait is the floor of an earned wait (see Wait).
+	MinWait time.Duration
+
+	sem chan struct{}
+
+	mu      sync.Mutex
+	log     []*wire.Exchange
+	routes  map[string]int // consecutive unanswered requests per route
+	silent  int            // consecutive unanswered requests, all routes together
+	slowest time.Duration  // the slowest answer of the target to a request it could decide at once
+	runCtx  context.Context
+}
+
+// DefaultInFlight bounds the requests a run has in flight at once. More
+// would gain a fast runner little, and would overflow the listen backlog
+// of many a small server (Python's socketserver queues five connections):
+// a connection the kernel drops is retried only a second later, which
+// costs the check that second.
+const DefaultInFlight = 6
+
+// DefaultMinWait is the floor of an earned wait: a target deciding on a
+// request head takes well under it over loopback.
+const DefaultMinWait = 25 * time.Millisecond
+
+// waitFactor is how many times the target's slowest quick answer a probe
+// waits for a silence it expects, before taking the silence as shown.
+const waitFactor = 10
+
+// giveUpAfter is how many requests in a row to one route (method and path)
+// may go unanswered before the run stops sending there. Once as many
+// requests in a row as may be in flight have gone unanswered, whatever
+// their routes, the run stops sending anywhere: the runner has stopped
+// answering altogether.
+const giveUpAfter = 2
+
+// NewSession starts a session over c.
+func NewSession(c *wire.Client, patience time.Duration, inFlight int) *Session {
+	if inFlight <= 0 {
+		inFlight = DefaultInFlight
+	}
+	if patience <= 0 || patience > c.Timeout() {
+		patience = c.Timeout()
+	}
+	return &Session{Client: c, Patience: patience, MinWait: DefaultMinWait,
+		sem: make(chan struct{}, inFlight), routes: map[string]int{}}
+}
+
+// ErrGaveUp marks a request not sent because its route had stopped answering.
+var ErrGaveUp = errors.New("not sent: the runner stopped answering this method and path")
+
+// ErrDeadline marks a request cut short, or never sent, because the whole
+// run's deadline passed.
+var ErrDeadline = errors.New("not answered: the run's deadline passed")
+
+func route(method, url string) string { return method + " " + url }
+
+// Do sends r, within the bound on requests in flight, and logs it. A route
+// that has left giveUpAfter requests in a row unanswered is not sent to
+// again: the exchange comes back at once with ErrGaveUp.
+func (s *Session) Do(ctx context.Context, r wire.Request) *wire.Exchange {
+	key := route(r.Method, s.Client.Base().String()+r.Path)
+	s.mu.Lock()
+	silent := s.routes[key] >= giveUpAfter || s.silent >= cap(s.sem)
+	s.mu.Unlock()
+	if silent {
+		ex := &wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: ErrGaveUp}
+		return ex
+	}
+	if !s.acquire(ctx) {
+		return s.cut(&wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note})
+	}
+	ex := s.Client.Do(ctx, r)
+	s.release()
+	s.cut(ex)
+	s.mu.Lock()
+	// An answer whose body did not come whole before the deadline (a drip)
+	// counts as none: what the route costs is the wait, not the status line.
+	switch {
+	case errors.Is(ex.Err, wire.ErrNoAnswer):
+		s.routes[key]++
+		s.silent++
+	case ex.Answered():
+		s.routes[key], s.silent = 0, 0
+		s.observe(ex)
+	}
+	s.mu.Unlock()
+	s.Record(ex)
+	return ex
+}
+
+// Expect is what a conforming target does with a withheld body's head.
+type Expect int
+
+const (
+	// ExpectAnswer: a conforming target answers from the head at once. A
+	// silence is a would-be FAIL, so the probe waits the full patience
+	// before taking it as shown.
+	ExpectAnswer Expect = iota
+	// ExpectWait: a conforming target waits for the body. The probe waits
+	// only as long as the target's own answers say it needs (Wait): an
+	// answer in that time is conclusive, and a silence shows the wait.
+	ExpectWait
+)
+
+// Withheld sends the head of a POST announcing a body it never sends (see
+// wire.Client.Withheld), waiting as expect says.
+func (s *Session) Withheld(ctx context.Context, path string, h http.Header, announced int, expect Expect, note string) *wire.Exchange {
+	wait := s.Patience
+	if expect == ExpectWait {
+		wait = s.Wait()
+	}
+	if !s.acquire(ctx) {
+		return s.cut(&wire.Exchange{Method: http.MethodPost, URL: s.Client.Base().String() + path, Note: note})
+	}
+	ex := s.Client.Withheld(ctx, path, h, announced, wait, note)
+	s.release()
+	s.cut(ex)
+	s.noteAnswer(ex)
+	s.Record(ex)
+	return ex
+}
+
+// HeadFirst sends the head of a POST and its body only once the earned
+// wait has passed without an answer (see wire.Client.HeadFirst).
+func (s *Session) HeadFirst(ctx context.Context, path string, h http.Header, body []byte, note string) *wire.Exchange {
+	if !s.acquire(ctx) {
+		return s.cut(&wire.Exchange{Method: http.MethodPost, URL: s.Client.Base().String() + path, Note: note})
+	}
+	ex := s.Client.HeadFirst(ctx, path, h, body, s.Wait(), note)
+	s.release()
+	s.cut(ex)
+	switch {
+	case ex.BodySentLate && errors.Is(ex.Err, wire.ErrNoAnswer):
+		// The body went, and still nothing came: as unanswered as a Do.
+		s.mu.Lock()
+		s.routes[route(http.MethodPost, s.Client.Base().String()+path)]++
+		s.silent++
+		s.mu.Unlock()
+	case !ex.BodySentLate:
+		s.noteAnswer(ex)
+	}
+	s.Record(ex)
+	return ex
+}
+
+func (s *Session) noteAnswer(ex *wire.Exchange) {
+	if ex.Answered() {
+		s.mu.Lock()
+		s.observe(ex)
+		s.mu.Unlock()
+	}
+}
+
+// observe keeps the slowest answer to a request the target could decide at
+// once: a GET, or a refusal. A 2xx to a POST may be a run, which takes as
+// long as the agent does, and says nothing about how fast the target
+// answers. Called with s.mu held.
+func (s *Session) observe(ex *wire.Exchange) {
+	if ex.Method == http.MethodPost && ex.Status < 300 {
+		return
+	}
+	if ex.Elapsed > s.slowest {
+		s.slowest = ex.Elapsed
+	}
+}
+
+// Observe counts an exchange made outside the session (the documents a
+// mode fetches before the run) among the target's answer times.
+func (s *Session) Observe(ex *wire.Exchange) {
+	if ex != nil && ex.Answered() {
+		s.mu.Lock()
+		s.observe(ex)
+		s.mu.Unlock()
+	}
+}
+
+// Wait is the earned wait: how long a probe expecting a silence waits
+// before taking the silence as shown. It is derived from the target's own
+// slowest answer so far, with a floor, and capped by the patience, so a
+// fast target is checked fast and a slow one is given the time it shows
+// it needs.
+func (s *Session) Wait() time.Duration {
+	s.mu.Lock()
+	w := waitFactor * s.slowest
+	s.mu.Unlock()
+	if w < s.MinWait {
+		w = s.MinWait
+	}
+	if w > s.Patience {
+		w = s.Patience
+	}
+	return w
+}
+
+// Record adds ex to the run's log.
+func (s *Session) Record(ex *wire.Exchange) {
+	s.mu.Lock()
+	s.log = append(s.log, ex)
+	s.mu.Unlock()
+}
+
+// Exchanges is every exchange of the run so far, in order.
+func (s *Session) Exchanges() []*wire.Exchange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*wire.Exchange(nil), s.log...)
+}
+
+func (s *Session) acquire(ctx context.Context) bool {
+	select {
+	case s.sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *Session) release() { <-s.sem }
+
+// cut marks an exchange the run's deadline cut short.
+func (s *Session) cut(ex *wire.Exchange) *wire.Exchange {
+	s.mu.Lock()
+	rc := s.runCtx
+	s.mu.Unlock()
+	if rc != nil && rc.Err() != nil && !ex.Answered() {
+		ex.Err = ErrDeadline
+	}
+	return ex
+}
+
+// setRunContext is the context whose end is the run's deadline.
+func (s *Session) setRunContext(ctx context.Context) {
+	s.mu.Lock()
+	s.runCtx = ctx
+	s.mu.Unlock()
+}
