@@ -244,7 +244,21 @@ var shapes = []shape{
 			}
 		}
 	}},
+	{name: "many-header-fields", memory: true, raw: func(conn net.Conn, _ *http.Request) {
+		// Within the header cap in bytes, but some eleven thousand fields:
+		// a MiB of map each, were they kept.
+		_, _ = conn.Write(fieldsBlock)
+	}},
 }
+
+var fieldsBlock = func() []byte {
+	b := []byte("HTTP/1.1 200 OK\r\n")
+	const alpha = "abcdefghijklmnopqrstuvwxyz0123456789"
+	for i := 0; len(b) < 60<<10; i++ {
+		b = append(b, alpha[i%36], alpha[i/36%36], alpha[i/1296%36], ':', '\r', '\n')
+	}
+	return append(b, "Content-Length: 0\r\n\r\n"...)
+}()
 
 // rawServer serves shape s below HTTP: each connection's request head is
 // read, the documents are answered by ref (unless s.all), and the rest is
@@ -412,6 +426,21 @@ func checkShape(t *testing.T, s shape) {
 		t.Errorf("the heap peaked at %s, over the goal of %s", mib(peak), mib(heapGoal))
 	}
 	judgeHostile(t, got.results, got.err)
+	if s.execute && got.err == nil && !streamed(got.results) {
+		t.Errorf("no rule read a 200 stream: the shape was never met")
+	}
+}
+
+// streamed reports whether some rule's evidence is a stream answered 200.
+func streamed(results []checks.Result) bool {
+	for _, r := range results {
+		for _, ex := range r.Exchanges {
+			if ex != nil && ex.Status == http.StatusOK && strings.HasSuffix(ex.URL, "/stream") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // judgeHostile accepts a clear refusal to check the target (it cannot be

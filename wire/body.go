@@ -13,15 +13,16 @@ import (
 // cap, a runner that answers every request with a body at MaxBody would
 // cost MaxBody times the number of requests (~95 MiB for a default run).
 //
-// 12 MiB is hundreds of times what a conforming runner's whole run holds
-// (~20 KiB: its documents and refusals are small), and is sized for issue
-// 6's goal of a 48 MiB peak heap against any runner: what the budget
-// holds, plus the garbage collector's headroom over it (the heap grows to
-// about twice what is live before a collection), plus the transient cost
-// of reading and decoding, must fit. Measured with 16 requests in flight,
-// every answer a complete body just under MaxBody peaks at ~38 MiB with
-// 12 MiB, and at ~45–49 MiB with 16 MiB.
-const DefaultBodyBudget = 12 << 20
+// 8 MiB is hundreds of times what a conforming runner's whole run holds
+// (~20 KiB: its documents and refusals are small), and still room for
+// several outputs near MaxBody. It is sized for issue 6's goal of a 48 MiB
+// peak heap against any runner: what the budget holds, plus the garbage
+// collector's headroom over what is live (the heap grows to about twice
+// that before a collection), plus the transient cost of reading and
+// decoding, must fit. Measured on the concurrent engine with a runner
+// whose every answer is a complete body just under MaxBody, the whole
+// check peaks at 32–35 MiB with 8 MiB, 37–52 MiB with 12 MiB.
+const DefaultBodyBudget = 8 << 20
 
 // MinBody is the floor of a body's cap once the budget is spent, so that
 // evidence is never empty and a short refusal is still read whole: a

@@ -82,12 +82,13 @@ const MaxJSONValues = 64 << 10
 var ErrJSONTooLarge = errors.New("the body holds more JSON values than the checker decodes")
 
 // bigDecode is the body size past which decoding waits its turn, and
-// bigDecodes holds the turns: decoding is CPU work, so two at once on
-// a small machine cost no time, and bound the transient memory of decoding
-// however many probes are in flight.
+// bigDecodes holds the one turn. Decoding a large body costs about four
+// times its size in buffers that are garbage the moment it ends; one at a
+// time bounds that however many probes are in flight, and costs little
+// time, for decoding is CPU work on a machine of few cores.
 const bigDecode = 64 << 10
 
-var bigDecodes = make(chan struct{}, 2)
+var bigDecodes = make(chan struct{}, 1)
 
 // jsonValues counts, cheaply and without allocating, an upper bound on the
 // values a JSON text holds: one, plus each '{', '[' and ',' outside strings.
