@@ -43,6 +43,9 @@ var section4_1 = []*Rule{
 		Probe: func(t *T) {
 			first := t.Env.Describe.Ex
 			second := refetch(t, "describe")
+			if first.Truncated || second.Truncated {
+				t.Skip("describe ran past the checker's body cap (%d bytes), so two reads cannot be compared whole", max(first.Cap, second.Cap))
+			}
 			if !bytes.Equal(first.Body, second.Body) {
 				t.Fail(second, "two reads of describe differed (%d and %d bytes); a side effect cannot be proven from outside, so this warns",
 					len(first.Body), len(second.Body))

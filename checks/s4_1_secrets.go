@@ -316,6 +316,9 @@ func redactedCopy(ex *wire.Exchange, secrets []string) *wire.Exchange {
 		}
 	}
 	c.Body = body
+	// A stream's parsed events hold the same text as its body; the report
+	// shows the body, so the copy keeps no events to leak through.
+	c.SSE = nil
 	if v, err := c.JSON(); err == nil && holdsSecret(v, secrets) {
 		c.Body, _ = json.MarshalIndent(blotStrings(v, secrets), "", "  ")
 		c.Note = strings.TrimSpace(c.Note + " (body shown re-encoded, to blot out a value spelled with escapes)")

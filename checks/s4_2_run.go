@@ -233,7 +233,7 @@ var section4_2Run = []*Rule{
 				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
 				return
 			}
-			ex := t.Do(runRequest("stream", inputs, key, "the same key and inputs, now on stream"))
+			ex := post(t, runRequest("stream", inputs, key, "the same key and inputs, now on stream"))
 			switch {
 			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
 				t.Skip("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
@@ -301,7 +301,7 @@ var section4_2Run = []*Rule{
 				return
 			}
 			key := freshKey()
-			refused := t.Do(runRequest("stream", inputs, key, "a valid stream, above this runner's level, under a fresh Idempotency-Key"))
+			refused := post(t, runRequest("stream", inputs, key, "a valid stream, above this runner's level, under a fresh Idempotency-Key"))
 			if !refused.Is(http.StatusNotImplemented, "not_implemented") {
 				t.Skip("the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
 				return
@@ -424,7 +424,7 @@ func keyHeld(t *T, answered time.Time) (string, bool) {
 // the key (see keyHeld), it skips the rule (see runBody, doneBody).
 func answerKey(t *T, verb string, inputs map[string]any) (key string, result map[string]any, gap string, ok bool) {
 	key = freshKey()
-	ex := t.Do(runRequest(verb, inputs, key, "a valid "+verb+" under a fresh Idempotency-Key"))
+	ex := post(t, runRequest(verb, inputs, key, "a valid "+verb+" under a fresh Idempotency-Key"))
 	if verb == "stream" {
 		result, ok = doneBody(t, ex)
 	} else {
@@ -508,7 +508,7 @@ func sendValid(t *T, verb string) (*wire.Exchange, bool) {
 	if !ok {
 		return nil, false
 	}
-	return t.Do(runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
+	return post(t, runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
 }
 
 // validOrSkip is validInputs, or false after skipping the rule where no
@@ -582,7 +582,7 @@ func skipTruncated(t *T, ex *wire.Exchange, what string) bool {
 	if !ex.Truncated {
 		return false
 	}
-	t.Skip("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, len(ex.Body))
+	t.Skip("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, ex.Cap)
 	return true
 }
 

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §4.3 POST /postern/v0/stream, judged on the events of a real run, and
@@ -315,13 +316,26 @@ func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T)
 	}
 }
 
-// readStream parses a 200 stream body read to its end, or skips the rule.
+// post sends a run or stream request; a stream goes through the stream
+// reader, which reads a 200 as it arrives, under the client's caps on
+// bytes, events and time, and notes when each event came.
+func post(t *T, r wire.Request) *wire.Exchange {
+	if r.Path == wire.Prefix+protocol.Stream {
+		return t.Stream(r, wire.StreamLimits{})
+	}
+	return t.Do(r)
+}
+
+// readStream is the events of a 200 stream read to its end, or it skips
+// the rule.
 func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
 	switch {
 	case ex.Err != nil:
 		t.Skip("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
 	case ex.Truncated:
-		t.Skip("the stream ran past the checker's body cap of %d bytes", len(ex.Body))
+		t.Skip("the stream ran past the checker's cap of %d bytes", ex.Cap)
+	case ex.SSE != nil:
+		return *ex.SSE, true
 	default:
 		s := wire.ParseSSE(ex.Body, wire.DefaultMaxBody)
 		if s.Err == nil {

@@ -21,6 +21,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 	"io"
 	"math"
 	"net"
@@ -31,7 +32,7 @@ import (
 )
 
 // Prefix is the path prefix every Postern verb lives under (§2).
-const Prefix = "/postern/v0/"
+const Prefix = protocol.Prefix
 
 // DefaultMaxBody is the cap on any one response body the checker reads: a
 // document or refusal of this protocol is a few KiB, and 1 MiB leaves room
@@ -204,10 +205,6 @@ type Exchange struct {
 	// BodySentLate marks a HeadFirst exchange whose body was sent only after
 	// the runner had not answered its head within the patience.
 	BodySentLate bool
-
-	// EnvelopeJudged marks a refusal whose envelope's shape its own rule
-	// judges, so 2.1/envelope's sweep leaves it alone.
-	EnvelopeJudged bool
 }
 
 // Do sends r and reads the answer under the deadline and the body cap. It
@@ -348,7 +345,24 @@ func (c *Client) redact(h http.Header) http.Header {
 // them) try to drain a small unread body before writing their answer, which
 // would hold up even a runner that refused on the head.
 func (c *Client) Withheld(ctx context.Context, path string, header http.Header, contentLength int, wait time.Duration, note string) *Exchange {
+	return c.headFirst(ctx, path, header, contentLength, nil, fixed(wait), note)
+}
+
+// WithheldFor is Withheld with a wait that may grow while it runs: wait is
+// asked again when the time it gave has passed, and the probe waits on as
+// long as the new answer is longer (see HeadFirstFor).
+func (c *Client) WithheldFor(ctx context.Context, path string, header http.Header, contentLength int, wait func() time.Duration, note string) *Exchange {
 	return c.headFirst(ctx, path, header, contentLength, nil, wait, note)
+}
+
+func fixed(d time.Duration) func() time.Duration { return func() time.Duration { return d } }
+
+// bound keeps a wait within the request timeout; none given is the timeout.
+func (c *Client) bound(wait time.Duration) time.Duration {
+	if wait <= 0 || wait > c.timeout {
+		return c.timeout
+	}
+	return wait
 }
 
 // HeadFirst sends the head of a POST and holds body back for up to wait. A
@@ -358,10 +372,18 @@ func (c *Client) Withheld(ctx context.Context, path string, header http.Header, 
 // runner that decides from the head from one that reads first, and still
 // learns what the second one answers.
 func (c *Client) HeadFirst(ctx context.Context, path string, header http.Header, body []byte, wait time.Duration, note string) *Exchange {
+	return c.headFirst(ctx, path, header, len(body), body, fixed(wait), note)
+}
+
+// HeadFirstFor is HeadFirst with a wait derived as the run goes: a wait
+// taken from the runner's own answer times (checks/engine) is asked again
+// once it has passed, so a runner that slows down under the check's load
+// is given the longer wait its answers now show.
+func (c *Client) HeadFirstFor(ctx context.Context, path string, header http.Header, body []byte, wait func() time.Duration, note string) *Exchange {
 	return c.headFirst(ctx, path, header, len(body), body, wait, note)
 }
 
-func (c *Client) headFirst(ctx context.Context, path string, header http.Header, contentLength int, late []byte, wait time.Duration, note string) *Exchange {
+func (c *Client) headFirst(ctx context.Context, path string, header http.Header, contentLength int, late []byte, wait func() time.Duration, note string) *Exchange {
 	ex := &Exchange{Method: http.MethodPost, URL: c.base.String() + path, Note: note}
 	h := header.Clone()
 	if h == nil {
@@ -380,9 +402,6 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 	ex.ReqHeader = c.redact(h)
 	ex.ReqBody = []byte(fmt.Sprintf("[%d bytes announced, none sent]", contentLength))
 
-	if wait <= 0 || wait > c.timeout {
-		wait = c.timeout
-	}
 	// The connection is made under the request timeout, and the wait
 	// starts only once the head is written: a runner slow to accept a
 	// connection (a short listen backlog, say) is not taken for one
@@ -431,13 +450,23 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 		defer close(answered)
 		c.readRaw(ctx, conn, ex)
 	}()
-	select {
-	case <-answered:
-		return ex
-	case <-ctx.Done():
-		<-answered // the AfterFunc has closed the connection; readRaw classified what that cut
-		return ex
-	case <-time.After(wait):
+	sent := time.Now()
+	timer := time.NewTimer(c.bound(wait()))
+	defer timer.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-answered:
+			return ex
+		case <-ctx.Done():
+			<-answered // the AfterFunc has closed the connection; readRaw classified what that cut
+			return ex
+		case <-timer.C:
+			if left := c.bound(wait()) - time.Since(sent); left > 0 {
+				timer.Reset(left)
+			} else {
+				waiting = false
+			}
+		}
 	}
 	if late == nil {
 		_ = conn.Close() // patience is over: stop the reader

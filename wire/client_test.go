@@ -3,6 +3,7 @@ package wire
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -133,6 +134,24 @@ func TestWithheldBody(t *testing.T) {
 	ex = c2.Withheld(context.Background(), Prefix+"run", h, 300000, 300*time.Millisecond, "")
 	assert.Equal(t, ex.Err, ErrNoAnswer)
 	assert.Check(t, time.Since(start) < 2*time.Second)
+}
+
+func TestAWaitThatGrowsIsWaitedOut(t *testing.T) {
+	c, _ := client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // waits for the body, which never comes
+	}), Options{Timeout: 5 * time.Second})
+	asked := 0
+	wait := func() time.Duration {
+		asked++
+		if asked == 1 {
+			return 20 * time.Millisecond
+		}
+		return 150 * time.Millisecond // the runner's answers slowed meanwhile
+	}
+	ex := c.WithheldFor(context.Background(), Prefix+"run", http.Header{"Content-Type": {"application/json"}}, 300000, wait, "")
+	assert.Equal(t, ex.Err, ErrNoAnswer)
+	assert.Check(t, ex.Elapsed >= 150*time.Millisecond, "waited %s", ex.Elapsed)
+	assert.Check(t, asked >= 2)
 }
 
 func TestHostileAnswersNeverPanic(t *testing.T) {

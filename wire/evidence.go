@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 	"net/http"
 	"sort"
 	"strings"
@@ -35,13 +36,9 @@ func (ex *Exchange) Answered() bool { return ex.Status != 0 }
 // MediaType is the response's Content-Type without parameters, lower-cased.
 func (ex *Exchange) MediaType() string { return MediaTypeOf(ex.Header.Get("Content-Type")) }
 
-// MediaTypeOf strips parameters and case from a Content-Type value.
-func MediaTypeOf(v string) string {
-	if i := strings.IndexByte(v, ';'); i >= 0 {
-		v = v[:i]
-	}
-	return strings.ToLower(strings.TrimSpace(v))
-}
+// MediaTypeOf strips parameters and case from a Content-Type value, read
+// leniently (protocol.BareMediaType).
+func MediaTypeOf(v string) string { return protocol.BareMediaType(v) }
 
 // JSON decodes the body, keeping numbers exact. ok is false for a body that
 // is not JSON at all, and for one holding more than MaxJSONValues values,

@@ -80,18 +80,29 @@ func route(method, url string) string { return method + " " + url }
 // that has left giveUpAfter requests in a row unanswered is not sent to
 // again: the exchange comes back at once with ErrGaveUp.
 func (s *Session) Do(ctx context.Context, r wire.Request) *wire.Exchange {
+	return s.send(ctx, r, s.Client.Do)
+}
+
+// Stream is Do for a request answered with an event stream: a 200 is read
+// as it arrives, under the client's stream caps (wire.Client.Stream).
+func (s *Session) Stream(ctx context.Context, r wire.Request, lim wire.StreamLimits) *wire.Exchange {
+	return s.send(ctx, r, func(ctx context.Context, r wire.Request) *wire.Exchange {
+		return s.Client.Stream(ctx, r, lim)
+	})
+}
+
+func (s *Session) send(ctx context.Context, r wire.Request, do func(context.Context, wire.Request) *wire.Exchange) *wire.Exchange {
 	key := route(r.Method, s.Client.Base().String()+r.Path)
 	s.mu.Lock()
 	silent := s.routes[key] >= giveUpAfter || s.silent >= cap(s.sem)
 	s.mu.Unlock()
 	if silent {
-		ex := &wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: ErrGaveUp}
-		return ex
+		return &wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: ErrGaveUp}
 	}
 	if !s.acquire(ctx) {
 		return s.cut(&wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note})
 	}
-	ex := s.Client.Do(ctx, r)
+	ex := do(ctx, r)
 	s.release()
 	s.cut(ex)
 	s.mu.Lock()
@@ -127,14 +138,14 @@ const (
 // Withheld sends the head of a POST announcing a body it never sends (see
 // wire.Client.Withheld), waiting as expect says.
 func (s *Session) Withheld(ctx context.Context, path string, h http.Header, announced int, expect Expect, note string) *wire.Exchange {
-	wait := s.Patience
+	wait := func() time.Duration { return s.Patience }
 	if expect == ExpectWait {
-		wait = s.Wait()
+		wait = s.Wait
 	}
 	if !s.acquire(ctx) {
 		return s.cut(&wire.Exchange{Method: http.MethodPost, URL: s.Client.Base().String() + path, Note: note})
 	}
-	ex := s.Client.Withheld(ctx, path, h, announced, wait, note)
+	ex := s.Client.WithheldFor(ctx, path, h, announced, wait, note)
 	s.release()
 	s.cut(ex)
 	s.noteAnswer(ex)
@@ -148,7 +159,7 @@ func (s *Session) HeadFirst(ctx context.Context, path string, h http.Header, bod
 	if !s.acquire(ctx) {
 		return s.cut(&wire.Exchange{Method: http.MethodPost, URL: s.Client.Base().String() + path, Note: note})
 	}
-	ex := s.Client.HeadFirst(ctx, path, h, body, s.Wait(), note)
+	ex := s.Client.HeadFirstFor(ctx, path, h, body, s.Wait, note)
 	s.release()
 	s.cut(ex)
 	switch {
@@ -200,7 +211,8 @@ func (s *Session) Observe(ex *wire.Exchange) {
 // before taking the silence as shown. It is derived from the target's own
 // slowest answer so far, with a floor, and capped by the patience, so a
 // fast target is checked fast and a slow one is given the time it shows
-// it needs.
+// it needs. A probe asks again when the time has passed (wire's
+// WithheldFor), so answers that slow down meanwhile lengthen its wait.
 func (s *Session) Wait() time.Duration {
 	s.mu.Lock()
 	w := waitFactor * s.slowest
@@ -239,12 +251,13 @@ func (s *Session) acquire(ctx context.Context) bool {
 
 func (s *Session) release() { <-s.sem }
 
-// cut marks an exchange the run's deadline cut short.
+// cut marks an exchange the run's deadline cut short, or kept from being
+// sent at all.
 func (s *Session) cut(ex *wire.Exchange) *wire.Exchange {
 	s.mu.Lock()
 	rc := s.runCtx
 	s.mu.Unlock()
-	if rc != nil && rc.Err() != nil && !ex.Answered() {
+	if errors.Is(ex.Err, wire.ErrRunDeadline) || (rc != nil && rc.Err() != nil && !ex.Answered() && ex.Err == nil) {
 		ex.Err = ErrDeadline
 	}
 	return ex

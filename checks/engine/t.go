@@ -48,6 +48,14 @@ func (t *T[E]) Do(r wire.Request) *wire.Exchange {
 	return ex
 }
 
+// Stream sends a request answered with an event stream (Session.Stream)
+// and records it as evidence of this rule.
+func (t *T[E]) Stream(r wire.Request, lim wire.StreamLimits) *wire.Exchange {
+	ex := t.run.sess.Stream(t.Ctx, r, lim)
+	t.sent = append(t.sent, ex)
+	return ex
+}
+
 // Withheld sends the head of a POST announcing a body of announced bytes
 // and never sends the body; expect says what a conforming target does, and
 // so how long to wait (see Expect).
