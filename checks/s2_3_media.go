@@ -176,7 +176,7 @@ func probeParams(t *T) {
 	ctrl := controlRefused(t, "run")
 	switch {
 	case stillReading(ex):
-		t.Note("after the head, the runner waited for the body (watched for %s, ten times its slowest answer so far or more), as one accepting the label must", ex.Elapsed.Round(time.Millisecond))
+		t.Note("after the head, the runner waited for the body (watched for %s, ten times its typical answer or more), as one accepting the label must", ex.Elapsed.Round(time.Millisecond))
 	case skipPastGrace(t, ex):
 	case unavailable(ex):
 		t.Skip("POST run labelled %q was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): it says nothing about the parameter", protocol.JSONUTF8)

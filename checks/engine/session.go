@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,12 +26,13 @@ type Session struct {
 
 	sem chan struct{}
 
-	mu      sync.Mutex
-	log     []*wire.Exchange
-	routes  map[string]int // consecutive unanswered requests per route
-	silent  int            // consecutive unanswered requests, all routes together
-	slowest time.Duration  // the slowest answer of the target to a request it could decide at once
-	runCtx  context.Context
+	mu     sync.Mutex
+	log    []*wire.Exchange
+	routes map[string]int  // consecutive unanswered requests per route
+	silent int             // consecutive unanswered requests, all routes together
+	quick  []time.Duration // the target's recent answers to requests it could decide at once (a ring)
+	nquick int             // how many were ever kept
+	runCtx context.Context
 }
 
 // DefaultInFlight bounds the requests a run has in flight at once. More
@@ -44,9 +46,15 @@ const DefaultInFlight = 6
 // request head takes well under it over loopback.
 const DefaultMinWait = 25 * time.Millisecond
 
-// waitFactor is how many times the target's slowest quick answer a probe
-// waits for a silence it expects, before taking the silence as shown.
+// waitFactor is how many times the target's typical quick answer (the
+// upper quartile of its recent ones) a probe waits for a silence it
+// expects, before taking the silence as shown. A quartile rather than the
+// slowest: the check's own burst of requests makes a few answers slow, and
+// the slowest would make every wait pay for them.
 const waitFactor = 10
+
+// quickKept is how many recent quick answers the wait is derived from.
+const quickKept = 64
 
 // giveUpAfter is how many requests in a row to one route (method and path)
 // may go unanswered before the run stops sending there. Once as many
@@ -184,17 +192,20 @@ func (s *Session) noteAnswer(ex *wire.Exchange) {
 	}
 }
 
-// observe keeps the slowest answer to a request the target could decide at
-// once: a GET, or a refusal. A 2xx to a POST may be a run, which takes as
-// long as the agent does, and says nothing about how fast the target
-// answers. Called with s.mu held.
+// observe keeps an answer to a request the target could decide at once: a
+// GET, or a refusal. A 2xx to a POST may be a run, which takes as long as
+// the agent does, and says nothing about how fast the target answers.
+// Called with s.mu held.
 func (s *Session) observe(ex *wire.Exchange) {
 	if ex.Method == http.MethodPost && ex.Status < 300 {
 		return
 	}
-	if ex.Elapsed > s.slowest {
-		s.slowest = ex.Elapsed
+	if len(s.quick) < quickKept {
+		s.quick = append(s.quick, ex.Elapsed)
+	} else {
+		s.quick[s.nquick%quickKept] = ex.Elapsed
 	}
+	s.nquick++
 }
 
 // Observe counts an exchange made outside the session (the documents a
@@ -209,14 +220,21 @@ func (s *Session) Observe(ex *wire.Exchange) {
 
 // Wait is the earned wait: how long a probe expecting a silence waits
 // before taking the silence as shown. It is derived from the target's own
-// slowest answer so far, with a floor, and capped by the patience, so a
+// recent answers (waitFactor times their upper quartile), with a floor,
+// and capped by the patience, so a
 // fast target is checked fast and a slow one is given the time it shows
 // it needs. A probe asks again when the time has passed (wire's
 // WithheldFor), so answers that slow down meanwhile lengthen its wait.
 func (s *Session) Wait() time.Duration {
 	s.mu.Lock()
-	w := waitFactor * s.slowest
+	sorted := slices.Clone(s.quick)
 	s.mu.Unlock()
+	var typical time.Duration
+	if len(sorted) > 0 {
+		slices.Sort(sorted)
+		typical = sorted[len(sorted)*3/4]
+	}
+	w := waitFactor * typical
 	if w < s.MinWait {
 		w = s.MinWait
 	}
