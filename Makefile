@@ -25,9 +25,12 @@ fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-## bench: how long a full default-mode check of the reference runner takes
+## bench: a full check of the reference runner (median-ms, peak-heap-MiB),
+## then how long each hostile runner takes and the heap it costs
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./checks/ ./wire/ ./schemas/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./checks/
+	$(GO) test -run '^$$' -bench . -benchmem ./wire/ ./schemas/
+	$(GO) test -count=1 -v -run 'TestHostileShapes' ./checks/ | grep 'ended in' 
 
 demo:
 	$(GO) run ./cmd/postern-conformance demo

@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,59 +10,53 @@ import (
 	"github.com/sigrix-io/postern-conformance/fixtures"
 )
 
-// BenchmarkFullCheck is one whole default-mode checking run of the
-// reference runner (Level 3, default posture, with its allowed origin):
-// every rule, every request, over loopback.
-func BenchmarkFullCheck(b *testing.B) {
+// benchCheck checks the reference runner (Level 3, default posture, with
+// its allowed origin) b.N times and reports, beside the mean ns/op, the
+// median run in milliseconds, the peak heap over all runs (the runner,
+// served in the same process, included), the requests of one run and the
+// agent executions per run.
+func benchCheck(b *testing.B, o checks.Options) {
 	srv, err := fixtures.Start(fixtures.Config{}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	o := checks.Options{Target: srv.URL, Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second}
+	o.Target, o.Origin = srv.URL, fixtures.AllowedOrigin
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Second
+	}
 	var requests int
+	took := make([]time.Duration, 0, b.N)
+	sampler := startHeapSampler()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		start := time.Now()
 		env, _, err := checks.Check(context.Background(), o)
 		if err != nil {
 			b.Fatal(err)
 		}
+		took = append(took, time.Since(start))
 		requests = len(env.Session.Exchanges())
 	}
+	b.StopTimer()
+	peak := sampler.Stop()
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "median-ms")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(requests), "requests/check")
+	b.ReportMetric(float64(srv.Runner.Executions())/float64(b.N), "executions/check")
 }
 
-// BenchmarkFullCheckShortPatience is the same with --patience 0.1: the
-// default run's floor is the one probe that must watch a runner not answer
-// (2.3/media-type-params waits out the patience by design).
+// BenchmarkFullCheck is one whole default-mode checking run of the
+// reference runner: every rule, every request, over loopback, with no
+// --patience given.
+func BenchmarkFullCheck(b *testing.B) { benchCheck(b, checks.Options{}) }
+
+// BenchmarkFullCheckShortPatience is the same with --patience 0.1. A
+// conforming runner never pays the patience, so it costs the same.
 func BenchmarkFullCheckShortPatience(b *testing.B) {
-	srv, err := fixtures.Start(fixtures.Config{}, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	o := checks.Options{Target: srv.URL, Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second, Patience: 100 * time.Millisecond}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := checks.Check(context.Background(), o); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchCheck(b, checks.Options{Patience: 100 * time.Millisecond})
 }
 
 // BenchmarkFullCheckExecute is the same with --execute.
-func BenchmarkFullCheckExecute(b *testing.B) {
-	srv, err := fixtures.Start(fixtures.Config{}, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close()
-	o := checks.Options{Target: srv.URL, Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second, Execute: true}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, _, err := checks.Check(context.Background(), o); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(srv.Runner.Executions())/float64(b.N), "executions/check")
-}
+func BenchmarkFullCheckExecute(b *testing.B) { benchCheck(b, checks.Options{Execute: true}) }
