@@ -65,11 +65,7 @@ var section4_2Run = []*Rule{
 		Needs:  runNeeds(),
 		Claims: []Claim{{Doc: "run-response", Path: "/output"}},
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "run")
-			if !ok {
-				return
-			}
-			body, ok := runBody(t, ex)
+			ex, body, ok := validRun(t)
 			if !ok {
 				return
 			}
@@ -116,11 +112,7 @@ var section4_2Run = []*Rule{
 		Title: "a run response reports usage",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "run")
-			if !ok {
-				return
-			}
-			body, ok := runBody(t, ex)
+			ex, body, ok := validRun(t)
 			if !ok {
 				return
 			}
@@ -134,11 +126,7 @@ var section4_2Run = []*Rule{
 		Title: "a run response carries no status member (inferred: §4.2 says so without a keyword)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "run")
-			if !ok {
-				return
-			}
-			body, ok := runBody(t, ex)
+			ex, body, ok := validRun(t)
 			if !ok {
 				return
 			}
@@ -509,6 +497,17 @@ func sendValid(t *T, verb string) (*wire.Exchange, bool) {
 		return nil, false
 	}
 	return post(t, runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
+}
+
+// validRun sends a valid run and returns its answer and its body, or
+// skips the rule where there is no result to read (see runBody).
+func validRun(t *T) (*wire.Exchange, map[string]any, bool) {
+	ex, ok := sendValid(t, "run")
+	if !ok {
+		return nil, nil, false
+	}
+	body, ok := runBody(t, ex)
+	return ex, body, ok
 }
 
 // validOrSkip is validInputs, or false after skipping the rule where no
