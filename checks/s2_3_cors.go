@@ -87,7 +87,7 @@ var section2_3 = []*Rule{
 		Probe: func(t *T) {
 			// A runner may guard only run and stream (§7): ask run first,
 			// without credentials, before calling Authorization needless.
-			if t.Env.Level >= 2 {
+			if t.Env.Level >= protocol.LevelOf(protocol.Run) {
 				r := wire.PostJSON("run", `{"inputs": "conformance probe 2.3/no-needless-authorization"}`)
 				r.Note = "is run guarded by inbound authentication? a malformed body, no credential"
 				if ex := t.Do(r); ex.Is(http.StatusUnauthorized, "") {
@@ -271,7 +271,7 @@ func probeUnconditional(t *T) {
 			when = append(when, "while status reports entitlement "+state)
 		}
 		levelOnly := len(when) == 0
-		if need := map[string]int{"run": 2, "stream": 3}[verb]; t.Env.Level != 0 && t.Env.Level < need {
+		if need := protocol.LevelOf(verb); t.Env.Level != 0 && t.Env.Level < need {
 			when = append(when, fmt.Sprintf("to a Level %d runner (%s is Level %d)", t.Env.Level, verb, need))
 		} else {
 			levelOnly = false

@@ -198,10 +198,7 @@ var section4_2 = []*Rule{
 		Title: "a body that is not an object carrying an inputs map is refused 400 bad_request",
 		Needs: []Need{NeedStatus, needEntitled},
 		Probe: func(t *T) {
-			verbs := []string{"run"}
-			if t.Env.Level >= 3 {
-				verbs = append(verbs, "stream")
-			}
+			verbs := verbsServed(t)
 			// Where describe declares no required input, nothing binds the
 			// refusal (§2.1's table alone calls a bad body bad_request).
 			_, required := readInputs(t.Env.Describe.Obj).firstRequired()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §4.2 POST /postern/v0/run, judged by running the agent: the shape of a
@@ -280,7 +281,7 @@ var section4_2Run = []*Rule{
 		Title: "a stream refused 501 on a Level 2 runner binds no Idempotency-Key: a valid run under that key then runs",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			if t.Env.Level >= 3 {
+			if t.Env.Level >= protocol.LevelOf(protocol.Stream) {
 				t.Skip("the runner declares Level %d: stream is implemented, so there is no 501 to provoke", t.Env.Level)
 				return
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §4.6 The order of refusals: level (1), entitlement (2), media type (3),
@@ -270,12 +271,16 @@ func verbsAboveOrSkip(t *T) []string {
 	return out
 }
 
-// verbsServed are run, and stream at Level 3.
+// verbsServed are the POST verbs the declared level serves (§3): run, and
+// stream at Level 3.
 func verbsServed(t *T) []string {
-	if t.Env.Level >= 3 {
-		return []string{"run", "stream"}
+	var out []string
+	for _, verb := range []string{protocol.Run, protocol.Stream} {
+		if t.Env.Level >= protocol.LevelOf(verb) {
+			out = append(out, verb)
+		}
 	}
-	return []string{"run"}
+	return out
 }
 
 // plainLabel is the label a browser gives a string body it posts

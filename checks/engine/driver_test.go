@@ -150,3 +150,44 @@ func TestAgentRulesRunOneAtATimeAndEvidenceSeesEveryProbe(t *testing.T) {
 	assert.Equal(t, res[0].Outcome, engine.Pass, "%+v", res[0])
 	assert.Equal(t, most.Load(), int32(1))
 }
+
+func TestAMethodThatNeverAnswersIsGivenUpOnEveryPath(t *testing.T) {
+	hang := make(chan struct{})
+	defer close(hang)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	var rules []*rule
+	for i := range 12 {
+		path := "verb-" + string(rune('a'+i))
+		rules = append(rules, &rule{ID: "1/" + path, Section: "1", Level: 1, Keyword: engine.Must, Title: "posts",
+			Probe: func(t *tt) {
+				t.Do(wire.Get("status")) // answered: GETs are fine
+				if ex := t.Do(wire.PostJSON(path, "{}")); !ex.Answered() {
+					t.Fail(ex, "no answer")
+				}
+			}})
+	}
+	start := time.Now()
+	sess := session(t, h, 300*time.Millisecond)
+	sess.Patience = 50 * time.Millisecond
+	res := engine.Run(context.Background(), engine.Suite[*env]{Rules: rules}, sess, &env{}, rules)
+	took := time.Since(start)
+	sent := 0
+	for _, r := range res {
+		if r.Outcome == engine.Fail {
+			sent++
+		}
+	}
+	// Every POST has its own path, so no route is given up twice; the
+	// method is, after the first wave, and the rest are held, not sent.
+	assert.Assert(t, sent <= 6, "%d POSTs were sent and went unanswered", sent)
+	assert.Assert(t, took < 5*time.Second, "took %s", took)
+}

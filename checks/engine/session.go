@@ -26,13 +26,18 @@ type Session struct {
 
 	sem chan struct{}
 
-	mu     sync.Mutex
-	log    []*wire.Exchange
-	routes map[string]int  // consecutive unanswered requests per route
-	silent int             // consecutive unanswered requests, all routes together
-	quick  []time.Duration // the target's recent answers to requests it could decide at once (a ring)
-	nquick int             // how many were ever kept
-	runCtx context.Context
+	mu      sync.Mutex
+	log     []*wire.Exchange
+	routes  map[string]int // consecutive unanswered requests per route
+	methods map[string]int // consecutive unanswered requests per method, all its paths together
+	// pending are the requests in flight (Do and Stream), and answered
+	// when each method was last answered (see hold).
+	pending  map[*pendingRequest]struct{}
+	answered map[string]time.Time
+	silent   int             // consecutive unanswered requests, all routes together
+	quick    []time.Duration // the target's recent answers to requests it could decide at once (a ring)
+	nquick   int             // how many were ever kept
+	runCtx   context.Context
 }
 
 // DefaultInFlight bounds the requests a run has in flight at once. More
@@ -60,8 +65,13 @@ const quickKept = 64
 // may go unanswered before the run stops sending there. Once as many
 // requests in a row as may be in flight have gone unanswered, whatever
 // their routes, the run stops sending anywhere: the runner has stopped
-// answering altogether.
+// answering altogether; and once a method has left giveUpMethodAfter in a
+// row unanswered, on whatever paths, it is not sent again (a runner that
+// never answers a POST, or an OPTIONS, leaves every path so).
 const giveUpAfter = 2
+
+// giveUpMethodAfter: see giveUpAfter.
+const giveUpMethodAfter = 3
 
 // NewSession starts a session over c.
 func NewSession(c *wire.Client, patience time.Duration, inFlight int) *Session {
@@ -72,7 +82,8 @@ func NewSession(c *wire.Client, patience time.Duration, inFlight int) *Session {
 		patience = c.Timeout()
 	}
 	return &Session{Client: c, Patience: patience, MinWait: DefaultMinWait,
-		sem: make(chan struct{}, inFlight), routes: map[string]int{}}
+		sem: make(chan struct{}, inFlight), routes: map[string]int{}, methods: map[string]int{},
+		pending: map[*pendingRequest]struct{}{}, answered: map[string]time.Time{}}
 }
 
 // ErrGaveUp marks a request not sent because its route had stopped answering.
@@ -101,33 +112,96 @@ func (s *Session) Stream(ctx context.Context, r wire.Request, lim wire.StreamLim
 
 func (s *Session) send(ctx context.Context, r wire.Request, do func(context.Context, wire.Request) *wire.Exchange) *wire.Exchange {
 	key := route(r.Method, s.Client.Base().String()+r.Path)
+	unsent := func(err error) *wire.Exchange {
+		return s.cut(&wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: err})
+	}
+	// Held back first, and looked at again once a slot is free: what the
+	// requests ahead of this one showed while it waited decides it.
+	for {
+		if !s.hold(ctx, r.Method) || !s.acquire(ctx) {
+			return unsent(nil)
+		}
+		if !s.stuck(r.Method) {
+			break
+		}
+		s.release()
+	}
 	s.mu.Lock()
-	silent := s.routes[key] >= giveUpAfter || s.silent >= cap(s.sem)
+	silent := s.routes[key] >= giveUpAfter || s.methods[r.Method] >= giveUpMethodAfter || s.silent >= cap(s.sem)
 	s.mu.Unlock()
 	if silent {
-		return &wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: ErrGaveUp}
+		s.release()
+		return unsent(ErrGaveUp)
 	}
-	if !s.acquire(ctx) {
-		return s.cut(&wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note})
-	}
+	token := s.begin(r.Method)
 	ex := do(ctx, r)
 	s.release()
 	s.cut(ex)
 	s.mu.Lock()
+	delete(s.pending, token)
 	// An answer whose body did not come whole before the deadline (a drip)
 	// counts as none: what the route costs is the wait, not the status line.
 	switch {
 	case errors.Is(ex.Err, wire.ErrNoAnswer):
 		s.routes[key]++
+		s.methods[r.Method]++
 		s.silent++
 	case ex.Answered():
-		s.routes[key], s.silent = 0, 0
+		s.routes[key], s.methods[r.Method], s.silent = 0, 0, 0
+		s.answered[r.Method] = time.Now()
 		s.observe(ex)
 	}
 	s.mu.Unlock()
 	s.Record(ex)
 	return ex
 }
+
+// pendingRequest is a request in flight: its method and when it was sent.
+type pendingRequest struct {
+	method string
+	sent   time.Time
+}
+
+func (s *Session) begin(method string) *pendingRequest {
+	p := &pendingRequest{method: method, sent: time.Now()}
+	s.mu.Lock()
+	s.pending[p] = struct{}{}
+	s.mu.Unlock()
+	return p
+}
+
+// hold keeps a request back while the target looks stuck on its method: a
+// request of that method has been in flight longer than the patience, and
+// none of that method has been answered since it was sent. A conforming
+// target answers long before, so it is never held; a hostile one is sent
+// no second wave while the first is still waiting out its timeout, and by
+// then the method is given up. It returns false where the run ends first.
+func (s *Session) hold(ctx context.Context, method string) bool {
+	for s.stuck(method) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(holdPoll):
+		}
+	}
+	return true
+}
+
+// stuck reports whether a request of method has been in flight longer than
+// the patience, with none of that method answered since it was sent.
+func (s *Session) stuck(method string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.pending {
+		if p.method == method && time.Since(p.sent) > s.Patience && s.answered[method].Before(p.sent) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdPoll is how often a held request looks again.
+const holdPoll = 10 * time.Millisecond
 
 // Expect is what a conforming target does with a withheld body's head.
 type Expect int
@@ -175,6 +249,7 @@ func (s *Session) HeadFirst(ctx context.Context, path string, h http.Header, bod
 		// The body went, and still nothing came: as unanswered as a Do.
 		s.mu.Lock()
 		s.routes[route(http.MethodPost, s.Client.Base().String()+path)]++
+		s.methods[http.MethodPost]++
 		s.silent++
 		s.mu.Unlock()
 	case !ex.BodySentLate:
