@@ -81,6 +81,13 @@ var (
 // success the caller must call Stop; on failure nothing is left running,
 // and the error is an *Error (or ctx's error).
 func Start(ctx context.Context, command string, timeout time.Duration, stderr io.Writer) (*Runner, error) {
+	return StartWith(ctx, command, nil, timeout, stderr)
+}
+
+// StartWith is Start with env ("NAME=value" entries) added to the
+// command's environment, over the checker's own: how the entitlement
+// harness hands a runner its distributor and its token.
+func StartWith(ctx context.Context, command string, env []string, timeout time.Duration, stderr io.Writer) (*Runner, error) {
 	if stderr == nil {
 		stderr = io.Discard
 	}
@@ -97,6 +104,9 @@ func Start(ctx context.Context, command string, timeout time.Duration, stderr io
 	}
 	r.stdout, r.stderr = outR, errR
 	r.cmd = exec.Command("sh", "-c", command)
+	if len(env) > 0 {
+		r.cmd.Env = append(os.Environ(), env...)
+	}
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	r.cmd.Stdout, r.cmd.Stderr = outW, errW
 	err = r.cmd.Start()

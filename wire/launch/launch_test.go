@@ -207,3 +207,10 @@ func TestStartFailureLeavesNothingRunning(t *testing.T) {
 	assert.NilError(t, scanErr)
 	assert.Check(t, !groupAlive(pgid))
 }
+
+func TestStartWithAddsToTheEnvironment(t *testing.T) {
+	r, err := StartWith(context.Background(), `echo POSTERN_PORT=$X_PORT; exec sleep 30`, []string{"X_PORT=4242"}, 5*time.Second, nil)
+	assert.NilError(t, err)
+	defer r.Stop()
+	assert.Equal(t, r.Port, 4242)
+}
