@@ -2,7 +2,8 @@ package checks
 
 import (
 	"slices"
-	"strings"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 )
 
 // All is the registry: every rule, in section order. It is static, so the
@@ -41,43 +42,11 @@ func build() []*Rule {
 }
 
 // Lookup returns the rule with id, or nil.
-func Lookup(id string) *Rule {
-	for _, r := range All() {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
-}
+func Lookup(id string) *Rule { return engine.Lookup(All(), id) }
 
-// Select keeps the rules whose ID or section matches any pattern. A pattern
-// is a rule ID, a section ("4.4", "§4.4"), or an ID prefix ending in "*".
-// No patterns keeps everything.
-func Select(rules []*Rule, patterns []string) []*Rule {
-	if len(patterns) == 0 {
-		return rules
-	}
-	var out []*Rule
-	for _, r := range rules {
-		for _, p := range patterns {
-			if Matches(r, p) {
-				out = append(out, r)
-				break
-			}
-		}
-	}
-	return out
-}
+// Select keeps the rules whose ID or section matches any pattern (see
+// engine.Select). No patterns keeps everything.
+func Select(rules []*Rule, patterns []string) []*Rule { return engine.Select(rules, patterns) }
 
-// Matches reports whether pattern names r.
-func Matches(r *Rule, pattern string) bool {
-	p := strings.TrimPrefix(strings.TrimSpace(pattern), "§")
-	switch {
-	case p == "":
-		return false
-	case strings.HasSuffix(p, "*"):
-		return strings.HasPrefix(r.ID, strings.TrimSuffix(p, "*"))
-	default:
-		return r.ID == p || r.Section == p || strings.HasPrefix(r.Section, p+".")
-	}
-}
+// Matches reports whether pattern names r (see engine.Matches).
+func Matches(r *Rule, pattern string) bool { return engine.Matches(r, pattern) }
