@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/fixtures"
@@ -61,10 +62,13 @@ func listRunnerThings(cmd *cli.Command) bool {
 		}
 		return true
 	case cmd.Bool("list-faults"):
-		for _, f := range fixtures.Faults() {
+		for _, f := range append(fixtures.Faults(), fixtures.EntitlementFaults()...) {
 			where := "default posture"
 			if f.Posture != "" {
 				where = "posture " + f.Posture
+			}
+			if isEntitlementFault(f.Name) {
+				where = "with --distributor; seen by a walk through time"
 			}
 			if f.Level != 0 {
 				where += fmt.Sprintf(", Level %d", f.Level)
@@ -80,11 +84,41 @@ func listRunnerThings(cmd *cli.Command) bool {
 	return false
 }
 
+// Environment variables serve reads its distributor from: the ones the
+// entitlement harness sets for the runner it launches.
+const (
+	envDistributor = "POSTERN_CONFORMANCE_DISTRIBUTOR"
+	envToken       = "POSTERN_CONFORMANCE_TOKEN"
+)
+
+// distributorFlags point serve's entitlement client at a distributor.
+func distributorFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "distributor", Sources: cli.EnvVars(envDistributor),
+			Usage: "check the entitlement with the distributor at base `URL` (§5.3), in place of the posture's fixed one"},
+		&cli.StringFlag{Name: "token", Sources: cli.EnvVars(envToken),
+			Usage: "the entitlement token `T` presented to the distributor as Authorization: Bearer T (§5.2)"},
+		&cli.StringFlag{Name: "cache", TakesFile: true,
+			Usage: "keep the last entitlement answer in `FILE` and load it on start: a restart is no fresh window (§5.7.2)"},
+	}
+}
+
+// isEntitlementFault reports whether name is one of the entitlement
+// client's faults, which act only with a distributor.
+func isEntitlementFault(name string) bool {
+	for _, f := range fixtures.EntitlementFaults() {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "serve the bundled reference runner until interrupted",
-		UsageText: "postern-conformance serve [--level N] [--posture NAME] [--fault NAME] [--port P]",
+		UsageText: "postern-conformance serve [--level N] [--posture NAME] [--fault NAME] [--port P] [--distributor URL --token T [--cache FILE]]",
 		Description: `Serves the reference runner on 127.0.0.1 and prints POSTERN_PORT=<port>
 as its first stdout line (§2), so a client author can test against it.
 With --fault it breaks one rule, to show what that breach looks like:
@@ -93,8 +127,29 @@ With --fault it breaks one rule, to show what that breach looks like:
   postern-conformance http://127.0.0.1:<port>          # exits 1, FAIL on 2.1/wrong-method
 
 Every posture is conformant at every level; --list-postures and
---list-faults show what there is.`,
-		Flags: append(runnerFlags(), &cli.IntFlag{Name: "port", Usage: "listen on `PORT` (0 picks a free one)"},
+--list-faults show what there is.
+
+With a distributor, the runner checks its entitlement for real (§5.3–§5.7)
+rather than standing in its posture's fixed one (the posture's other
+aspects stay). It asks
+  GET <URL>/postern/v0/entitlements/fixture/reference-agent
+  Authorization: Bearer <T>
+on the first status, run or stream, and again on the first after each
+answer's checked_at + stale_after_seconds. A 404 revokes at once. While the
+distributor cannot be reached it runs on through the declared grace, asking
+on every request, and refuses 503 unavailable after it; never having been
+answered, it refuses 503 from the start. --cache keeps the last answer with
+its checked_at, so a restart resumes the same window rather than a new one.
+The two environment variables are the ones the entitlement harness sets for
+the runner it launches; the flags win over them:
+
+  POSTERN_CONFORMANCE_DISTRIBUTOR=http://127.0.0.1:8700 \
+  POSTERN_CONFORMANCE_TOKEN=0f3a... postern-conformance serve --port 0 --cache ent.json
+
+The entitlement client's own faults (ent-*, in --list-faults) act only with
+a distributor.`,
+		Flags: append(append(runnerFlags(), distributorFlags()...),
+			&cli.IntFlag{Name: "port", Usage: "listen on `PORT` (0 picks a free one)"},
 			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: serve writes no colour"}),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			srv, err := startRunner(cmd, int(cmd.Int("port")))
@@ -105,6 +160,13 @@ Every posture is conformant at every level; --list-postures and
 			fmt.Fprintf(cmd.Root().Writer, "POSTERN_PORT=%d\n", srv.Port)
 			p := srv.Runner.Posture()
 			fmt.Fprintf(os.Stderr, "reference runner: %s, at %s\n", describeRunner(srv), srv.URL)
+			if d := cmd.String("distributor"); d != "" {
+				cache := ""
+				if f := cmd.String("cache"); f != "" {
+					cache = ", its last answer kept in " + f
+				}
+				fmt.Fprintf(os.Stderr, "entitlement:      checked with the distributor at %s%s\n", d, cache)
+			}
 			fmt.Fprintf(os.Stderr, "check it with:    postern-conformance %s %s\n", srv.URL, strings.Join(p.CheckArgs(), " "))
 			<-ctx.Done()
 			fmt.Fprintf(os.Stderr, "reference runner: stopped after %d agent executions\n", srv.Runner.Executions())
@@ -122,6 +184,23 @@ func startRunner(cmd *cli.Command, port int) (*fixtures.Server, error) {
 	cfg, err := runnerConfig(cmd)
 	if err != nil {
 		return nil, exitError{exitCannotRun, err.Error()}
+	}
+	// Only serve has the distributor flags; demo's runner keeps its posture.
+	if slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "distributor") }) {
+		cfg.Distributor, cfg.Token, cfg.Cache = cmd.String("distributor"), cmd.String("token"), cmd.String("cache")
+		if cfg.Distributor != "" && cfg.Token == "" {
+			return nil, exitError{exitCannotRun, "--distributor needs the token to present to it as Authorization: Bearer (§5.2): give --token T (or " + envToken + ")"}
+		}
+		if cfg.Distributor == "" && cfg.Cache != "" {
+			return nil, exitError{exitCannotRun, "--cache keeps a distributor's answer: give --distributor URL (or " + envDistributor + ") too"}
+		}
+	}
+	if cfg.Distributor == "" {
+		for _, name := range cfg.Faults {
+			if isEntitlementFault(name) {
+				fmt.Fprintf(os.Stderr, "note: fault %s lives in the entitlement client, which acts only with a distributor (serve --distributor URL --token T)\n", name)
+			}
+		}
 	}
 	srv, err := fixtures.Start(cfg, port)
 	if err != nil {
