@@ -1,0 +1,29 @@
+package entitlement
+
+// All is the harness's registry: every rule, in section order.
+func All() []*Rule { return registry }
+
+var registry = build()
+
+func build() []*Rule {
+	var all []*Rule
+	for _, family := range [][]*Rule{
+		section5_2, // s5_2_tokens.go
+		section5_3, // s5_3_check.go: the request, what status carries, access_ends_at
+		section5_4, // s5_4_revocation.go: the window, re-checks, restoration
+		section5_7, // s5_7_unreachable.go: 404, grace, never checked, restart
+	} {
+		all = append(all, family...)
+	}
+	return all
+}
+
+// Lookup returns the rule with id, or nil.
+func Lookup(id string) *Rule {
+	for _, r := range All() {
+		if r.ID == id {
+			return r
+		}
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package entitlement
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// §5.3 The check, and §4.4's report of it: the request the runner sends,
+// the answer status carries, and access_ends_at, which is not a deadline.
+var section5_3 = []*Rule{
+	{
+		ID: "5.3.1/two-raw-segments", Section: "5.3.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "the check is that request",
+		Title: "the check is GET …/postern/v0/entitlements/{owner}/{name}: the identifier in two path segments, never percent-encoded",
+		Probe: func(t *T) {
+			s := begin(t, active(t.Env))
+			defer s.stop()
+			c := s.anyCheck()
+			switch {
+			case c.Method != http.MethodGet:
+				t.Fail(nil, "the check was %s %s; §5.3 defines it as a GET", c.Method, c.Target)
+			case !c.TwoSegments():
+				t.Fail(nil, "the check asked for %q: §5.3.1 addresses the identifier as two raw path segments after entitlements/, with no percent-encoding", c.Target)
+			}
+		},
+	},
+	{
+		ID: "5.3.1/addresses-own-agent", Section: "5.3.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "one agent, one identifier",
+		Title: "the check addresses the agent describe names, octet for octet (§1.5, §2.2)",
+		Probe: func(t *T) {
+			s := begin(t, active(t.Env))
+			defer s.stop()
+			c := s.anyCheck()
+			r := wire.Get("describe")
+			r.Note = "the agent the runner serves, to compare with the one it checked"
+			ex := s.sess.Do(t.Ctx, r)
+			t.Cite(ex)
+			id, _ := ex.Object()["agent"].(map[string]any)["id"].(string)
+			if id == "" {
+				t.Skip("describe gave no agent.id to compare with (the runner check judges describe)")
+			}
+			if c.Addressed() != id {
+				t.Fail(ex, "the check addressed %q while describe names %q; §1.5 spells one agent one way everywhere, the entitlement path included", c.Addressed(), id)
+			}
+		},
+	},
+	{
+		ID: "4.4/checked-at-unchanged", Section: "4.4", Level: 1, Keyword: Must,
+		Title: "status.entitlement carries the distributor's checked_at unchanged, never re-stamped",
+		Probe: func(t *T) {
+			// An answer read from the distributor's cache a few seconds ago,
+			// so that a runner stamping its own clock shows.
+			a := active(t.Env)
+			a.Age, a.StaleAfterSeconds = 5*time.Second, int(t.Env.Window/time.Second)+8
+			s := begin(t, a)
+			defer s.stop()
+			c := s.firstCheck()
+			e := s.status("after the check, to read what status reports of it")
+			want := scripted.Stamp(c.Sent.CheckedAt)
+			switch got, err := time.Parse(time.RFC3339, e.checkedAt); {
+			case e.state != "active":
+				t.Fail(e.ex, "after an active answer status reports the entitlement %q; §4.4 reports the state the distributor gave", e.state)
+			case err != nil:
+				t.Fail(e.ex, "status.entitlement.checked_at is %q, not an RFC 3339 timestamp; the distributor sent %s (§4.4, §5.3)", e.checkedAt, want)
+			case !got.Equal(c.Sent.CheckedAt):
+				t.Fail(e.ex, "status.entitlement.checked_at is %s where the distributor sent %s: §4.4 carries it unchanged, never re-stamped with the runner's clock", e.checkedAt, want)
+			}
+			if n, ok := e.block["stale_after_seconds"]; !ok {
+				t.Fail(e.ex, "status.entitlement has no stale_after_seconds, which §4.4 makes REQUIRED for an active entitlement")
+			} else if asInt(n) != a.StaleAfterSeconds {
+				t.Warn(e.ex, "status.entitlement.stale_after_seconds is %v where the distributor declared %d (inferred: §4.4 says it declares the distributor's bound, without a keyword on the value)", n, a.StaleAfterSeconds)
+			}
+		},
+	},
+	{
+		ID: "5.3/access-ends-at-not-a-deadline", Section: "5.3", Level: 2, Keyword: MustNot,
+		Title: "an active answer whose access_ends_at has passed does not refuse runs on the date alone",
+		Probe: func(t *T) {
+			// The date passes well within the window: nothing else changes.
+			a := active(t.Env)
+			a.StaleAfterSeconds = int(t.Env.Window/time.Second) + 6
+			ends := t.Env.Clock.Now().Add(2 * time.Second)
+			a.AccessEndsAt = ends
+			s := begin(t, a)
+			defer s.stop()
+			s.firstCheck()
+			s.waitUntil(ends.Add(slack))
+			if ex := s.refusal("the access_ends_at date has passed, within the window of an active answer"); !ex.Is(http.StatusBadRequest, "") {
+				t.Fail(ex, "with the entitlement active and only access_ends_at passed, run answered %s; §5.3: the date alone never refuses a run, a later revoked does", ex.Brief())
+			}
+		},
+	},
+	{
+		ID: "5.3/other-agent-unreachable", Section: "5.3", Level: 1, Keyword: Should,
+		Title: "an answer naming another agent counts as a failed check, not as an answer",
+		Probe: func(t *T) {
+			s := begin(t, active(t.Env))
+			defer s.stop()
+			c := s.firstCheck()
+			s.script(scripted.Answer{Kind: scripted.OtherAgent, StaleAfterSeconds: int(t.Env.Window / time.Second), GraceSeconds: int(t.Env.Grace / time.Second)})
+			s.waitUntil(windowEnds(c).Add(slack))
+			e := s.status("past the window, the distributor now answering for another agent")
+			if e.state == "active" && e.checkedAt != scripted.Stamp(c.Sent.CheckedAt) {
+				t.Fail(e.ex, "an answer for another agent renewed the entitlement (active, checked_at %s); §5.3 has a runner treat it as a failed check", e.checkedAt)
+			}
+		},
+	},
+}
+
+func asInt(v any) int {
+	switch n := v.(type) {
+	case float64:
+		return int(n)
+	case interface{ Int64() (int64, error) }:
+		i, _ := n.Int64()
+		return int(i)
+	}
+	return -1
+}

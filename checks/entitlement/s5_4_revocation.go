@@ -1,0 +1,83 @@
+package entitlement
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
+)
+
+// §5.4 Revocation: the runner re-checks on the first request after the
+// declared window, holds no answer past it, and re-checks a revoked answer
+// too, so that a restored entitlement runs again.
+var section5_4 = []*Rule{
+	{
+		ID: "5.4/re-check-after-window", Section: "5.4", Level: 1, Keyword: Must,
+		Title: "the first request after checked_at + stale_after_seconds makes the runner check again",
+		Probe: func(t *T) {
+			s := begin(t, active(t.Env))
+			defer s.stop()
+			c := s.firstCheck()
+			s.waitUntil(windowEnds(c).Add(slack))
+			n := t.Env.Dist.Count(s.token)
+			e := s.status("the first request after the window")
+			ctx, cancel := context.WithTimeout(t.Ctx, t.Env.Timeout)
+			defer cancel()
+			if _, err := t.Env.Dist.Await(ctx, s.token, n); err != nil && !checkedSince(s, windowEnds(c)) {
+				t.Fail(e.ex, "the window of the answer checked at %s ended at %s, and status was asked for after it, yet the runner sent no new check (%d in all); §5.4 requires one on the first request after the window",
+					scripted.Stamp(c.Sent.CheckedAt), scripted.Stamp(windowEnds(c)), t.Env.Dist.Count(s.token))
+			}
+		},
+	},
+	{
+		ID: "5.4/no-answer-past-window", Section: "5.4", Level: 2, Keyword: MustNot,
+		Title: "an answer is not relied on past its window: a revocation the distributor gives then is honoured at once",
+		Probe: func(t *T) {
+			s := begin(t, active(t.Env))
+			defer s.stop()
+			c := s.firstCheck()
+			s.script(scripted.Answer{Kind: scripted.Revoked, StaleAfterSeconds: c.Sent.StaleAfterSeconds, GraceSeconds: c.Sent.GraceSeconds})
+			s.waitUntil(windowEnds(c).Add(slack))
+			e := s.status("after the window, the distributor now answering revoked")
+			if e.state != "revoked" {
+				t.Fail(e.ex, "after the window the distributor answers revoked, yet status reports %q; §5.4: no answer is cached past the window it declared", e.state)
+			}
+			if ex := s.refusal("after the window, the entitlement revoked"); !ex.Is(http.StatusForbidden, "not_entitled") {
+				t.Fail(ex, "after the window the distributor answers revoked, yet run answered %s, not 403 not_entitled (§5.4, §5.7.4)", ex.Brief())
+			}
+		},
+	},
+	{
+		ID: "5.4/revoked-re-checked", Section: "5.4", Level: 2, Keyword: Must,
+		Title: "a revoked answer is re-checked after its window too: a restored entitlement runs again",
+		Probe: func(t *T) {
+			s := begin(t, scripted.Answer{Kind: scripted.Revoked, StaleAfterSeconds: int(t.Env.Window.Seconds()), GraceSeconds: int(t.Env.Grace.Seconds())})
+			defer s.stop()
+			c := s.firstCheck()
+			if ex := s.refusal("while revoked"); !ex.Is(http.StatusForbidden, "not_entitled") {
+				t.Skip("while revoked, run answered %s rather than 403 not_entitled; the runner check judges that refusal", ex.Brief())
+			}
+			s.script(active(t.Env))
+			s.waitUntil(windowEnds(c).Add(slack))
+			e := s.status("after the revoked answer's window, the entitlement restored")
+			if e.state != "active" {
+				t.Fail(e.ex, "the entitlement was restored after the revoked answer's window ended at %s, yet status reports %q: §5.4 binds a revoked answer to the same re-check, so restoration is seen", scripted.Stamp(windowEnds(c)), e.state)
+			}
+			if ex := s.refusal("restored"); !ex.Is(http.StatusBadRequest, "") {
+				t.Fail(ex, "after the restoration run answered %s where a runner in force refuses this body 400 (§5.4, §4.6)", ex.Brief())
+			}
+		},
+	},
+}
+
+// checkedSince reports whether the step's runner sent a check at or after
+// at (a runner may re-check ahead of the request that needs it).
+func checkedSince(s *step, at time.Time) bool {
+	for _, c := range s.checks() {
+		if !c.At.Before(at) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,240 @@
+package entitlement
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
+	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/clock"
+)
+
+// The engine's types, as the harness instantiates them.
+type (
+	Rule   = engine.Rule[*Env]
+	T      = engine.T[*Env]
+	Result = engine.Result[*Env]
+)
+
+// step is one rule's walk: a runner of its own, launched with a token of
+// its own, and the distributor's script for that token.
+type step struct {
+	t     *T
+	token string
+	state string
+	inst  Instance
+	sess  *engine.Session
+	// start is when the walk's first answer was scripted, on the clock.
+	start time.Time
+}
+
+// begin scripts a's answer for a fresh token and launches a runner with
+// it; where the runner cannot be launched, the rule is skipped.
+func begin(t *T, a scripted.Answer) *step {
+	s := &step{t: t, token: t.Env.Dist.NewToken(), state: t.Env.stateDir(ruleDir(t.Rule.ID))}
+	s.start = t.Env.Clock.Now()
+	t.Env.Dist.Answer(s.token, a)
+	s.launch()
+	t.Note("launched a runner with a token of its own; the distributor answers %s", a.Kind)
+	return s
+}
+
+func ruleDir(id string) string {
+	out := []byte(id)
+	for i, c := range out {
+		if c == '/' || c == '.' {
+			out[i] = '-'
+		}
+	}
+	return string(out)
+}
+
+func (s *step) launch() {
+	inst, err := s.t.Env.Launcher.Launch(s.t.Ctx, Vars{Distributor: s.t.Env.Dist.URL, Token: s.token, State: s.state})
+	if err != nil {
+		s.t.Skip("the runner could not be launched: %v", err)
+	}
+	s.inst = inst
+	u, err := wire.ParseTarget(inst.URL())
+	if err != nil {
+		inst.Stop()
+		s.t.Skip("the launched runner gave an unusable address %q: %v", inst.URL(), err)
+	}
+	s.sess = engine.NewSession(wire.New(u, wire.Options{Timeout: s.t.Env.Timeout}), s.t.Env.Timeout, 0)
+	go func() { <-s.t.Ctx.Done(); inst.Stop() }()
+}
+
+// stop ends the runner (the step's end, or before a restart).
+func (s *step) stop() {
+	if s.inst != nil {
+		s.inst.Stop()
+	}
+}
+
+// restart stops the runner and launches it again, with the same token and
+// the same state directory, as a machine rebooting would.
+func (s *step) restart() {
+	s.stop()
+	s.launch()
+}
+
+// script changes what the distributor answers this step's token.
+func (s *step) script(a scripted.Answer) { s.t.Env.Dist.Answer(s.token, a) }
+
+// wait lets d pass on the walk's clock (a fake one is moved forward).
+func (s *step) wait(d time.Duration) {
+	if f, ok := s.t.Env.Clock.(*clock.Fake); ok {
+		f.Advance(d)
+		return
+	}
+	select {
+	case <-s.t.Env.Clock.After(d):
+	case <-s.t.Ctx.Done():
+		s.t.Skip("the walk's deadline passed while waiting")
+	}
+}
+
+// waitUntil waits until the clock reads at least at.
+func (s *step) waitUntil(at time.Time) {
+	if d := at.Sub(s.t.Env.Clock.Now()); d > 0 {
+		s.wait(d)
+	}
+}
+
+// ent is what status says of the entitlement, with the exchange.
+type ent struct {
+	ex        *wire.Exchange
+	block     map[string]any
+	state     string
+	checkedAt string
+	hasAt     bool
+}
+
+// status reads the runner's status. A status that does not answer 200
+// with an entitlement block fails the rule: §4.4 requires it to answer
+// at Level 1, whatever the entitlement, and the block is REQUIRED.
+func (s *step) status(why string) ent {
+	r := wire.Get("status")
+	r.Note = why
+	ex := s.sess.Do(s.t.Ctx, r)
+	s.t.Cite(ex)
+	e := ent{ex: ex}
+	obj := ex.Object()
+	if ex.Status != http.StatusOK || obj == nil {
+		s.t.Fail(ex, "GET status answered %s (%s); §4.4 requires it to answer 200 with its document whatever the entitlement", ex.Brief(), why)
+		s.t.Skip("no status to read")
+	}
+	e.block, _ = obj["entitlement"].(map[string]any)
+	if e.block == nil {
+		s.t.Fail(ex, "status carries no entitlement block (%s); §4.4 makes it REQUIRED", why)
+		s.t.Skip("no entitlement to read")
+	}
+	e.state, _ = e.block["state"].(string)
+	var at any
+	at, e.hasAt = e.block["checked_at"]
+	e.checkedAt, _ = at.(string)
+	return e
+}
+
+// refusal sends a run no runner can execute (inputs is not a map) and
+// returns the answer: 400 where the entitlement is in force, 403 or 503
+// where it is not (§4.6 step 2 comes before the inputs).
+func (s *step) refusal(why string) *wire.Exchange {
+	r := wire.PostJSON("run", `{"inputs": "refusable by any runner"}`)
+	r.Note = "inputs is not a map, so no runner can execute it; " + why
+	ex := s.sess.Do(s.t.Ctx, r)
+	s.t.Cite(ex)
+	if ex.Is(http.StatusNotImplemented, "not_implemented") {
+		s.t.Skip("run answered 501 not_implemented: a Level 1 runner shows its entitlement in status only")
+	}
+	return ex
+}
+
+// checks are the requests the distributor had from this step's runner.
+func (s *step) checks() []scripted.Request { return s.t.Env.Dist.Log(s.token) }
+
+// firstCheck waits, briefly, for the runner's first check; where none
+// comes, or the distributor could not answer it (a request for no route
+// or no identifier), the rule is skipped: the walk has no premise.
+func (s *step) firstCheck() scripted.Request {
+	c, ok := s.awaitCheck()
+	if !ok {
+		s.t.Skip("the runner sent no check with its token to the distributor while answering status, nor within %s after (5.2/bearer-token judges how it presents the token): is %s mapped onto its own distributor setting, and %s onto its token?",
+			checkGrace, VarDistributor, VarToken)
+	}
+	if c.Kind == scripted.NoRoute || c.Kind == scripted.BadID {
+		s.t.Skip("the runner's check asked for %q, which names no identifier in two segments, so the distributor answered %d and the walk has no answer to start from (5.3.1/two-raw-segments judges the request)", c.Target, c.Status)
+	}
+	return c
+}
+
+// anyCheck is firstCheck for the rules that judge the request itself,
+// whatever the distributor could make of it.
+func (s *step) anyCheck() scripted.Request {
+	c, ok := s.awaitCheck()
+	if !ok {
+		s.t.Skip("the runner sent no check with its token to the distributor (5.2/bearer-token judges how it presents the token)")
+	}
+	return c
+}
+
+// awaitCheck is the step's first check with its token: one already made,
+// or one made while answering status, or within checkGrace after.
+func (s *step) awaitCheck() (scripted.Request, bool) {
+	if c := s.checks(); len(c) > 0 {
+		return c[0], true
+	}
+	s.status("to let a runner that checks lazily ask the distributor")
+	ctx, cancel := context.WithTimeout(s.t.Ctx, checkGrace)
+	defer cancel()
+	req, err := s.t.Env.Dist.Await(ctx, s.token, 0)
+	return req, err == nil
+}
+
+// checkGrace is how long after answering status a runner that checks in
+// the background is given for its first check.
+const checkGrace = 500 * time.Millisecond
+
+// windowEnds is checked_at + stale_after_seconds of the answer a check got.
+func windowEnds(c scripted.Request) time.Time {
+	return c.Sent.CheckedAt.Add(time.Duration(c.Sent.StaleAfterSeconds) * time.Second)
+}
+
+// graceEnds is windowEnds + grace_seconds.
+func graceEnds(c scripted.Request) time.Time {
+	return windowEnds(c).Add(time.Duration(c.Sent.GraceSeconds) * time.Second)
+}
+
+// active is the answer a walk begins with: active, with the declared
+// window and grace, read fresh.
+func active(e *Env) scripted.Answer {
+	return scripted.Answer{Kind: scripted.Active, StaleAfterSeconds: int(e.Window / time.Second),
+		GraceSeconds: int(e.Grace / time.Second)}
+}
+
+// slack is what a step waits past a deadline before it holds the runner
+// to it: the runner's clock and ours are one clock here, so a little.
+const slack = 300 * time.Millisecond
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(fmt.Sprintf("entitlement: the distributor's own URL %q: %v", s, err))
+	}
+	return u
+}
+
+// The keywords and bindings rules carry.
+const (
+	Must      = engine.Must
+	MustNot   = engine.MustNot
+	Required  = engine.Required
+	Should    = engine.Should
+	ShouldNot = engine.ShouldNot
+	Chain     = engine.Chain
+	Inferred  = engine.Inferred
+)
