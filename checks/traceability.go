@@ -3,6 +3,7 @@ package checks
 import (
 	_ "embed"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"regexp"
 	"slices"
 	"strings"
@@ -232,13 +233,46 @@ func TraceCoverage(rows []TraceRow) Coverage {
 // --execute for (a rule not in the registry decides nothing).
 func needsExecute(r TraceRow) bool {
 	for _, id := range r.Checks {
-		rule := Lookup(id)
-		if rule == nil {
+		rule, ok := TracedRule(id)
+		if !ok {
 			continue
 		}
-		if !slices.Contains(rule.NeedNames(), NeedExecute.Name) {
+		if !slices.Contains(rule.Needs, NeedExecute.Name) {
 			return false
 		}
 	}
 	return true
+}
+
+// Traced is what the traceability reads of a rule, whichever mode's
+// registry holds it: the runner check's (All) or the entitlement
+// harness's (checks/entitlement).
+type Traced struct {
+	ID, Title, Mode string
+	Keyword         Keyword
+	Binding         Binding
+	Strength        Outcome
+	Needs           []string
+}
+
+// TracedRules is every rule of every mode.
+func TracedRules() []Traced {
+	var out []Traced
+	for _, r := range All() {
+		out = append(out, Traced{r.ID, r.Title, "check", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+	}
+	for _, r := range entitlement.All() {
+		out = append(out, Traced{r.ID, r.Title, "entitlement", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+	}
+	return out
+}
+
+// TracedRule is the rule of any mode with id.
+func TracedRule(id string) (Traced, bool) {
+	for _, r := range TracedRules() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Traced{}, false
 }

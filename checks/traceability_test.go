@@ -80,7 +80,8 @@ func TestTraceRowsJustified(t *testing.T) {
 func TestTraceCitesRegisteredChecks(t *testing.T) {
 	for _, r := range mustTrace(t) {
 		for _, id := range r.Checks {
-			assert.Check(t, Lookup(id) != nil, "%s cites %s, which is not in the registry", r.ID, id)
+			_, ok := TracedRule(id)
+			assert.Check(t, ok, "%s cites %s, which is in no mode's registry", r.ID, id)
 		}
 	}
 }
@@ -94,8 +95,8 @@ func TestTraceCoversRegistry(t *testing.T) {
 			cited[id] = true
 		}
 	}
-	for _, rule := range All() {
-		assert.Check(t, cited[rule.ID], "rule %s is cited by no row of traceability.tsv", rule.ID)
+	for _, rule := range TracedRules() {
+		assert.Check(t, cited[rule.ID], "rule %s (%s) is cited by no row of traceability.tsv", rule.ID, rule.Mode)
 	}
 }
 
@@ -168,12 +169,12 @@ func TestRuleBindingAgreesWithRows(t *testing.T) {
 			rows[id] = append(rows[id], r)
 		}
 	}
-	for _, rule := range All() {
+	for _, rule := range TracedRules() {
 		got := map[Binding][]string{}
 		for _, r := range rows[rule.ID] {
 			got[r.Binding] = append(got[r.Binding], r.ID)
 		}
-		switch b := rule.BindingOf(); b {
+		switch b := rule.Binding; b {
 		case Inferred:
 			assert.Check(t, len(got[Direct])+len(got[Chain]) == 0,
 				"%s is inferred, yet checks rows a keyword binds: %v %v", rule.ID, got[Direct], got[Chain])
@@ -186,11 +187,11 @@ func TestRuleBindingAgreesWithRows(t *testing.T) {
 // An inferred rule never fails a runner, whatever its keyword; its title
 // says it is inferred.
 func TestInferredRulesWarn(t *testing.T) {
-	for _, rule := range All() {
-		if rule.BindingOf() != Inferred {
+	for _, rule := range TracedRules() {
+		if rule.Binding != Inferred {
 			continue
 		}
-		assert.Check(t, is.Equal(rule.Strength(), Warn), rule.ID)
+		assert.Check(t, is.Equal(rule.Strength, Warn), rule.ID)
 		if rule.Keyword.Binds() {
 			assert.Check(t, strings.Contains(rule.Title, "inferred"), "%s: a MUST-class rule that only warns says why in its title", rule.ID)
 		}

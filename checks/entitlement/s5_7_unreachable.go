@@ -127,7 +127,7 @@ var section5_7 = []*Rule{
 		},
 	},
 	{
-		ID: "5.7.1/grace-zero-stops-at-window", Section: "5.7.1", Level: 2, Keyword: Must, Binding: Chain, Chain: "a grace of 0 ends at the window",
+		ID: "5.7.1/grace-zero-stops-at-window", Section: "5.7.1", Level: 2, Keyword: Must,
 		Title: "with grace_seconds 0 an unreachable distributor stops runs at the window",
 		Probe: func(t *T) {
 			a := active(t.Env)
@@ -160,7 +160,7 @@ var section5_7 = []*Rule{
 		},
 	},
 	{
-		ID: "5.7.3/never-checked-unavailable", Section: "5.7.3", Level: 2, Keyword: MustNot,
+		ID: "5.7.3/never-checked-unavailable", Section: "5.7.3", Level: 2, Keyword: MustNot, Binding: Chain, Chain: "the bullets of §5.7.3's MUST NOT name the refusal",
 		Title: "a runner never answered does not run: unknown with no checked_at, run 503 unavailable, never 403",
 		Probe: func(t *T) {
 			s := begin(t, scripted.Answer{Kind: scripted.ServerError})
