@@ -41,6 +41,8 @@ type Report struct {
 	// Stale are the baseline's entries whose rule was checked and no
 	// longer fails, in the baseline's order.
 	Stale []baseline.Stale
+	// Walk marks the report of an entitlement walk (AssembleWalk).
+	Walk bool
 }
 
 // Options are the choices the user made for the run, as the report shows

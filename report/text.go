@@ -364,7 +364,9 @@ func textExcerpt(b []byte, n int) string {
 func (t *text) footer(r *Report) {
 	v := r.Verdict
 	t.line("", "")
-	if v.Declared == 0 {
+	if r.Walk {
+		t.line("", "An entitlement walk: each step launched the runner with a token of its own")
+	} else if v.Declared == 0 {
 		t.line("", "Declared level: none")
 	} else if name, ok := levels.Names[v.Declared]; ok {
 		t.line("", fmt.Sprintf("Declared level: %d — %s (%s)", v.Declared, name, levels.Verbs[v.Declared]))

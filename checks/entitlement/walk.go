@@ -39,7 +39,6 @@ func begin(t *T, a scripted.Answer) *step {
 	s.start = t.Env.Clock.Now()
 	t.Env.Dist.Answer(s.token, a)
 	s.launch()
-	t.Note("launched a runner with a token of its own; the distributor answers %s", a.Kind)
 	return s
 }
 

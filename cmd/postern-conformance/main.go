@@ -77,7 +77,7 @@ func app() *cli.Command {
 		Name:      "postern-conformance",
 		Version:   version,
 		Usage:     "check a Postern runner over the wire",
-		UsageText: "postern-conformance [options] TARGET\npostern-conformance demo | serve | list",
+		UsageText: "postern-conformance [options] TARGET\npostern-conformance entitlement --launch COMMAND\npostern-conformance demo [entitlement] | serve | list",
 		Description: `Points at a running Postern runner (TARGET is its origin, e.g.
 http://127.0.0.1:8787, optionally ending in /postern/v0) and reports the
 level it declares, whether every MUST rule at or below that level holds, and
@@ -100,7 +100,7 @@ Examples:
 		Flags:                 checkFlags(),
 		Arguments:             []cli.Argument{&cli.StringArg{Name: "target", UsageText: "TARGET"}},
 		Action:                checkAction,
-		Commands:              []*cli.Command{demoCommand(), serveCommand(), listCommand()},
+		Commands:              []*cli.Command{entitlementCommand(), demoCommand(), serveCommand(), listCommand()},
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return exitError{exitCannotRun, err.Error() + " (see --help)"}
 		},

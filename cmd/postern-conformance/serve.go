@@ -226,7 +226,8 @@ func demoCommand() *cli.Command {
 		Description: `Starts the reference runner on a loopback port and checks it, so the whole
 report can be seen with no setup. It is conformant at Level 3 as shipped;
 --fault NAME plants one breach and shows how the suite reports it.`,
-		Flags: append(runnerFlags(), checkFlags()...),
+		Flags:    append(runnerFlags(), checkFlags()...),
+		Commands: []*cli.Command{demoEntitlementCommand()},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			srv, err := startRunner(cmd, 0)
 			if srv == nil {
