@@ -44,9 +44,14 @@ func AssembleWalk(results []engine.Result[*entitlement.Env], o entitlement.Optio
 			v.Broken++
 		}
 	}
-	v.Conformant = v.Broken == 0
+	c := r.Counts()
+	v.Conformant = v.Broken == 0 && c.Pass+c.Warn+c.Fail+c.Baselined > 0
 	v.Text = "Entitlement handled as §5 requires."
-	if !v.Conformant {
+	if v.Broken == 0 && !v.Conformant {
+		v.Text = "No step of the walk could be decided (see each SKIP's reason): does the launch command map " +
+			entitlement.VarDistributor + " and " + entitlement.VarToken + " onto the runner's own settings?"
+	}
+	if v.Broken > 0 {
 		v.Text = fmt.Sprintf("Entitlement mishandled: %d MUST rule%s of §5 broken.", v.Broken, map[bool]string{true: "", false: "s"}[v.Broken == 1])
 	}
 	if v.Baselined > 0 {

@@ -156,6 +156,15 @@ func Walk(ctx context.Context, o Options) (*Env, []engine.Result[*Env], error) {
 	env := &Env{Options: o, Dist: d, Clock: c, state: state}
 	ctx, cancel := context.WithTimeout(ctx, or(o.Deadline, DefaultDeadline))
 	defer cancel()
+	// One launch first, so that a command that cannot start a runner is
+	// told at once rather than by every step.
+	trial := d.NewToken()
+	d.Answer(trial, scripted.Answer{Kind: scripted.Active, StaleAfterSeconds: int(o.Window / time.Second), GraceSeconds: int(o.Grace / time.Second)})
+	inst, err := o.Launcher.Launch(ctx, Vars{Distributor: d.URL, Token: trial, State: env.stateDir("trial")})
+	if err != nil {
+		return nil, nil, fmt.Errorf("the runner could not be launched: %w", err)
+	}
+	inst.Stop()
 	// One client serves the engine's session; each step speaks to its own
 	// runner through a client of its own (walk.go).
 	sess := engine.NewSession(wire.New(mustURL(d.URL), wire.Options{Timeout: o.Timeout}), o.Timeout, 0)

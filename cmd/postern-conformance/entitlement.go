@@ -141,6 +141,9 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 		return exitError{exitCannotRun, err.Error()}
 	}
 	code, msg := rep.Exit(report.Strictness{Warn: cmd.Bool("strict")})
+	if code == report.ExitOK && !rep.Verdict.Conformant {
+		return exitError{exitCannotRun, rep.Verdict.Text}
+	}
 	if code == report.ExitOK {
 		return nil
 	}
