@@ -66,11 +66,16 @@ func AssembleWalk(results []engine.Result[*entitlement.Env], o entitlement.Optio
 // (The writers read rules through checks.Rule; a harness rule is
 // described by the same fields.)
 func asCheckResult(res engine.Result[*entitlement.Env]) checks.Result {
-	h := res.Rule
 	return checks.Result{
-		Rule: &checks.Rule{ID: h.ID, Section: h.Section, Level: h.Level, Keyword: h.Keyword, Binding: h.Binding,
-			Chain: h.Chain, Title: h.Title, Advisory: h.Advisory},
+		Rule:    Described(res.Rule),
 		Outcome: res.Outcome, Findings: res.Findings, Reason: res.Reason, Notes: res.Notes,
 		Exchanges: res.Exchanges, Elapsed: res.Elapsed,
 	}
+}
+
+// Described is a harness rule's description in the shape the writers and
+// the catalogue read (a checks.Rule with no probe).
+func Described(h *entitlement.Rule) *checks.Rule {
+	return &checks.Rule{ID: h.ID, Section: h.Section, Level: h.Level, Keyword: h.Keyword, Binding: h.Binding,
+		Chain: h.Chain, Title: h.Title, Advisory: h.Advisory}
 }

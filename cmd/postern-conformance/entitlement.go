@@ -126,7 +126,7 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 	}
 	for _, p := range o.Rules {
 		if len(engine.Select(entitlement.All(), []string{p})) == 0 {
-			return exitError{exitCannotRun, fmt.Sprintf("--rule %q matches no step of the walk (its rules are 5.2/… to 5.7.4/…, and 4.4/checked-at-unchanged)", p)}
+			return exitError{exitCannotRun, fmt.Sprintf("--rule %q matches no step of the walk; `postern-conformance list --entitlement` shows the IDs", p)}
 		}
 	}
 	started := time.Now()

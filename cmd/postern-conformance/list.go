@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/urfave/cli/v3"
 )
 
@@ -35,6 +37,7 @@ mapped to the rules that check it or to the reason none can.`,
 			&cli.BoolFlag{Name: "markdown", Usage: "as a Markdown table"},
 			&cli.BoolFlag{Name: "coverage", Usage: "print the coverage figures of the traceability matrix"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "only rules matching `PATTERN`"},
+			&cli.BoolFlag{Name: "entitlement", Usage: "list the steps of the entitlement walk (postern-conformance entitlement) instead"},
 			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: the catalogue is never coloured"},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -42,7 +45,14 @@ mapped to the rules that check it or to the reason none can.`,
 			if cmd.Bool("coverage") {
 				return coverage(w)
 			}
-			rules := checks.Select(checks.All(), cmd.StringSlice("rule"))
+			all := checks.All()
+			if cmd.Bool("entitlement") {
+				all = nil
+				for _, r := range entitlement.All() {
+					all = append(all, report.Described(r))
+				}
+			}
+			rules := checks.Select(all, cmd.StringSlice("rule"))
 			if len(rules) == 0 {
 				return exitError{exitCannotRun, "no rule matches"}
 			}
@@ -79,7 +89,7 @@ type ruleEntry struct {
 
 func entries(rules []*checks.Rule) []ruleEntry {
 	faults := map[string][]string{}
-	for _, f := range fixtures.Faults() {
+	for _, f := range append(fixtures.Faults(), fixtures.EntitlementFaults()...) {
 		faults[f.Rule] = append(faults[f.Rule], f.Name)
 	}
 	covers := map[string][]string{}
