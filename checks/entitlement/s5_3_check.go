@@ -96,11 +96,8 @@ var section5_3 = []*Rule{
 		ID: "5.3/other-agent-unreachable", Section: "5.3", Level: 1, Keyword: Should,
 		Title: "an answer naming another agent counts as a failed check, not as an answer",
 		Probe: func(t *T) {
-			s := begin(t, active(t.Env))
+			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.OtherAgent, StaleAfterSeconds: int(t.Env.Window / time.Second), GraceSeconds: int(t.Env.Grace / time.Second)})
 			defer s.stop()
-			c := s.firstCheck()
-			s.script(scripted.Answer{Kind: scripted.OtherAgent, StaleAfterSeconds: int(t.Env.Window / time.Second), GraceSeconds: int(t.Env.Grace / time.Second)})
-			s.waitUntil(windowEnds(c).Add(slack))
 			e := s.status("past the window, the distributor now answering for another agent")
 			if e.state == "active" && e.checkedAt != scripted.Stamp(c.Sent.CheckedAt) {
 				t.Fail(e.ex, "an answer for another agent renewed the entitlement (active, checked_at %s); §5.3 has a runner treat it as a failed check", e.checkedAt)

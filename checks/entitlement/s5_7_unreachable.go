@@ -16,11 +16,8 @@ var section5_7 = []*Rule{
 		ID: "5.7.4/404-revokes-at-once", Section: "5.7.4", Level: 2, Keyword: Must,
 		Title: "a 404 to the check revokes at once, with no grace: status revoked, run 403 not_entitled",
 		Probe: func(t *T) {
-			s := begin(t, active(t.Env))
+			s, _ := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.NotFound})
 			defer s.stop()
-			c := s.firstCheck()
-			s.script(scripted.Answer{Kind: scripted.NotFound})
-			s.waitUntil(windowEnds(c).Add(slack))
 			e := s.status("after the window, the distributor now answering 404")
 			if e.state != "revoked" {
 				t.Fail(e.ex, "after a 404 status reports %q; §5.7.4: a 404 is an answer, and the entitlement is revoked at once, grace or not", e.state)
@@ -53,11 +50,8 @@ var section5_7 = []*Rule{
 		ID: "5.7.4/404-reuses-last-window", Section: "5.7.4", Level: 1, Keyword: Should,
 		Title: "after a 404 stale_after_seconds is the last one the distributor gave",
 		Probe: func(t *T) {
-			s := begin(t, active(t.Env))
+			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.NotFound})
 			defer s.stop()
-			c := s.firstCheck()
-			s.script(scripted.Answer{Kind: scripted.NotFound})
-			s.waitUntil(windowEnds(c).Add(slack))
 			e := s.status("after the window, the distributor now answering 404")
 			if e.state != "revoked" {
 				t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
@@ -90,11 +84,8 @@ var section5_7 = []*Rule{
 		ID: "5.7.1/unknown-within-grace", Section: "5.7.1", Level: 1, Keyword: Must,
 		Title: "unreachable past the window, within grace: unknown, with the distributor's checked_at",
 		Probe: func(t *T) {
-			s := begin(t, active(t.Env))
+			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.ServerError})
 			defer s.stop()
-			c := s.firstCheck()
-			s.script(scripted.Answer{Kind: scripted.ServerError})
-			s.waitUntil(windowEnds(c).Add(slack))
 			e := s.status("past the window, within grace, the distributor failing")
 			if e.state != "unknown" {
 				t.Fail(e.ex, "past the window, within grace, with the distributor failing, status reports %q; §5.7.1 requires unknown for the whole grace period", e.state)
@@ -146,11 +137,8 @@ var section5_7 = []*Rule{
 		ID: "5.7.1/keeps-attempting", Section: "5.7.1", Level: 1, Keyword: Should,
 		Title: "through the grace period the runner keeps trying: a distributor back within grace is seen",
 		Probe: func(t *T) {
-			s := begin(t, active(t.Env))
+			s, _ := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.ServerError})
 			defer s.stop()
-			c := s.firstCheck()
-			s.script(scripted.Answer{Kind: scripted.ServerError})
-			s.waitUntil(windowEnds(c).Add(slack))
 			s.status("past the window, the distributor failing")
 			s.script(active(t.Env))
 			s.wait(slack)
@@ -179,11 +167,8 @@ var section5_7 = []*Rule{
 		ID: "5.7.2/restart-no-fresh-window", Section: "5.7.2", Level: 1, Keyword: MustNot,
 		Title: "a restart while the distributor is unreachable gives no fresh window and no later checked_at",
 		Probe: func(t *T) {
-			s := begin(t, active(t.Env))
+			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.ServerError})
 			defer s.stop()
-			c := s.firstCheck()
-			s.script(scripted.Answer{Kind: scripted.ServerError})
-			s.waitUntil(windowEnds(c).Add(slack))
 			s.restart()
 			e := s.status("restarted past the window, the distributor failing")
 			switch at, err := time.Parse(time.RFC3339, e.checkedAt); {

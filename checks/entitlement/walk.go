@@ -198,6 +198,17 @@ func (s *step) awaitCheck() (scripted.Request, bool) {
 // the background is given for its first check.
 const checkGrace = 500 * time.Millisecond
 
+// pastWindow begins a step answering first, changes the answer to then
+// once the runner has checked, and waits until the first answer's window
+// has ended: the premise of most of §5.4 and §5.7. The caller stops s.
+func pastWindow(t *T, first, then scripted.Answer) (*step, scripted.Request) {
+	s := begin(t, first)
+	c := s.firstCheck()
+	s.script(then)
+	s.waitUntil(windowEnds(c).Add(slack))
+	return s, c
+}
+
 // windowEnds is checked_at + stale_after_seconds of the answer a check got.
 func windowEnds(c scripted.Request) time.Time {
 	return c.Sent.CheckedAt.Add(time.Duration(c.Sent.StaleAfterSeconds) * time.Second)
