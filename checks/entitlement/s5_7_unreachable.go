@@ -12,6 +12,12 @@ import (
 // grace runs with unknown, past grace runs stop, a runner never told
 // anything does not run, and a restart is not a new window.
 var section5_7 = []*Rule{
+	unreachableRule("5.7/invalid-answer-unreachable", scripted.Invalid,
+		"a body that is no check answer counts as unreachable: past the window, unknown, not renewed",
+		"a 200 whose body is no check answer"),
+	unreachableRule("5.7/reset-unreachable", scripted.Refuse,
+		"a dropped connection counts as unreachable: past the window, unknown, not revoked",
+		"a connection reset without an answer"),
 	{
 		ID: "5.7.4/404-revokes-at-once", Section: "5.7.4", Level: 2, Keyword: Must,
 		Title: "a 404 to the check revokes at once, with no grace: status revoked, run 403 not_entitled",
@@ -181,4 +187,26 @@ var section5_7 = []*Rule{
 			}
 		},
 	},
+}
+
+// unreachableRule: past the window, the distributor answering kind, status
+// must say unknown with the last checked_at: §5.7 counts kind as
+// unreachable, and §5.7.1 reports unknown for the whole grace.
+func unreachableRule(id string, kind scripted.Kind, title, what string) *Rule {
+	return &Rule{
+		ID: id, Section: "5.7", Level: 1, Keyword: Must, Binding: Chain, Chain: "unreachable is defined so",
+		Title: title,
+		Probe: func(t *T) {
+			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: kind})
+			defer s.stop()
+			e := s.status("past the window, within grace, the distributor answering " + what)
+			switch at, _ := time.Parse(time.RFC3339, e.checkedAt); {
+			case e.state == "unknown" && at.Equal(c.Sent.CheckedAt):
+			case e.state == "unknown":
+				t.Fail(e.ex, "past the window, the distributor answering %s, status reports unknown with checked_at %q where the last answer carried %s (§4.4, §5.7.1)", what, e.checkedAt, scripted.Stamp(c.Sent.CheckedAt))
+			default:
+				t.Fail(e.ex, "past the window, the distributor answering %s, status reports %q: §5.7 counts that as unreachable, and §5.7.1 reports unknown within grace", what, e.state)
+			}
+		},
+	}
 }
