@@ -30,7 +30,7 @@ import (
 func inProcess(c clock.Clock, faults ...string) entitlement.Launcher {
 	return entitlement.Func(func(_ context.Context, v entitlement.Vars) (entitlement.Instance, error) {
 		srv, err := fixtures.Start(fixtures.Config{Faults: faults, Distributor: v.Distributor, Token: v.Token,
-			Cache: filepath.Join(v.State, "cache.json"), Clock: c}, 0)
+			Cache: filepath.Join(v.State, "cache.json"), Clock: c, DistributorTimeout: 200 * time.Millisecond}, 0)
 		if err != nil {
 			return nil, err
 		}

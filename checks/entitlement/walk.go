@@ -117,9 +117,7 @@ type ent struct {
 // with an entitlement block fails the rule: §4.4 requires it to answer
 // at Level 1, whatever the entitlement, and the block is REQUIRED.
 func (s *step) status(why string) ent {
-	r := wire.Get("status")
-	r.Note = why
-	ex := s.sess.Do(s.t.Ctx, r)
+	ex := s.sess.Do(s.t.Ctx, statusRequest(why))
 	s.t.Cite(ex)
 	e := ent{ex: ex}
 	obj := ex.Object()
@@ -137,6 +135,13 @@ func (s *step) status(why string) ent {
 	at, e.hasAt = e.block["checked_at"]
 	e.checkedAt, _ = at.(string)
 	return e
+}
+
+// statusRequest is a GET of status, saying why.
+func statusRequest(why string) wire.Request {
+	r := wire.Get("status")
+	r.Note = why
+	return r
 }
 
 // refusal sends a run no runner can execute (inputs is not a map) and
