@@ -12,6 +12,23 @@ import (
 // the answer status carries, and access_ends_at, which is not a deadline.
 var section5_3 = []*Rule{
 	{
+		ID: "4.4/status-answers-throughout", Section: "4.4", Level: 1, Keyword: Must, Binding: Chain, Chain: "status and describe MUST answer (§4.4, §4.1)",
+		Title: "status and describe answer 200 whatever the entitlement: never checked, the distributor unreachable",
+		Probe: func(t *T) {
+			s := begin(t, scripted.Answer{Kind: scripted.ServerError})
+			defer s.stop()
+			for _, verb := range []string{"status", "describe"} {
+				r := wire.Get(verb)
+				r.Note = "the distributor has never answered: the entitlement is unknown"
+				ex := s.sess.Do(t.Ctx, r)
+				t.Cite(ex)
+				if ex.Status != http.StatusOK {
+					t.Fail(ex, "with the entitlement unknown, GET %s answered %s; §4.4 and §4.1 have both answer whatever the entitlement, and §5.7.4 leaves them unaffected throughout", verb, ex.Brief())
+				}
+			}
+		},
+	},
+	{
 		ID: "5.3.1/two-raw-segments", Section: "5.3.1", Level: 1, Keyword: Must, Binding: Chain, Chain: "the check is that request",
 		Title: "the check is GET …/postern/v0/entitlements/{owner}/{name}: the identifier in two path segments, never percent-encoded",
 		Probe: func(t *T) {
