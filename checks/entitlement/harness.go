@@ -64,6 +64,9 @@ type Options struct {
 	Clock clock.Clock
 	// Stderr receives the launched runners' stderr (nil discards it).
 	Stderr io.Writer
+	// CheckGrace is how long after answering status a runner checking in
+	// the background is given for its first check (DefaultCheckGrace).
+	CheckGrace time.Duration
 }
 
 // The defaults.
@@ -73,6 +76,7 @@ const (
 	DefaultTimeout       = 5 * time.Second
 	DefaultLaunchTimeout = 30 * time.Second
 	DefaultDeadline      = 2 * time.Minute
+	DefaultCheckGrace    = 500 * time.Millisecond
 )
 
 // Launcher starts a runner with the harness's variables.
@@ -135,6 +139,7 @@ func Walk(ctx context.Context, o Options) (*Env, []engine.Result[*Env], error) {
 	}
 	o.Window, o.Grace = whole(or(o.Window, DefaultWindow)), whole(or(o.Grace, DefaultGrace))
 	o.Timeout = or(o.Timeout, DefaultTimeout)
+	o.CheckGrace = or(o.CheckGrace, DefaultCheckGrace)
 	rules := engine.Select(All(), o.Rules)
 	if len(rules) == 0 {
 		return nil, nil, fmt.Errorf("no rule matches %v; `postern-conformance entitlement --list` shows the IDs", o.Rules)

@@ -42,7 +42,7 @@ func walk(t testing.TB, faults ...string) map[string]entitlement.Result {
 	t.Helper()
 	c := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	_, results, err := entitlement.Walk(context.Background(), entitlement.Options{Launcher: inProcess(c, faults...), Clock: c,
-		Timeout: 2 * time.Second})
+		Timeout: 2 * time.Second, CheckGrace: 50 * time.Millisecond})
 	assert.NilError(t, err)
 	out := map[string]entitlement.Result{}
 	for _, r := range results {

@@ -166,7 +166,7 @@ func (s *step) firstCheck() scripted.Request {
 	c, ok := s.awaitCheck()
 	if !ok {
 		s.t.Skip("the runner sent no check with its token to the distributor while answering status, nor within %s after (5.2/bearer-token judges how it presents the token): is %s mapped onto its own distributor setting, and %s onto its token?",
-			checkGrace, VarDistributor, VarToken)
+			s.t.Env.CheckGrace, VarDistributor, VarToken)
 	}
 	if c.Kind == scripted.NoRoute || c.Kind == scripted.BadID {
 		s.t.Skip("the runner's check asked for %q, which names no identifier in two segments, so the distributor answered %d and the walk has no answer to start from (5.3.1/two-raw-segments judges the request)", c.Target, c.Status)
@@ -185,21 +185,17 @@ func (s *step) anyCheck() scripted.Request {
 }
 
 // awaitCheck is the step's first check with its token: one already made,
-// or one made while answering status, or within checkGrace after.
+// or one made while answering status, or within Options.CheckGrace after.
 func (s *step) awaitCheck() (scripted.Request, bool) {
 	if c := s.checks(); len(c) > 0 {
 		return c[0], true
 	}
 	s.status("to let a runner that checks lazily ask the distributor")
-	ctx, cancel := context.WithTimeout(s.t.Ctx, checkGrace)
+	ctx, cancel := context.WithTimeout(s.t.Ctx, s.t.Env.CheckGrace)
 	defer cancel()
 	req, err := s.t.Env.Dist.Await(ctx, s.token, 0)
 	return req, err == nil
 }
-
-// checkGrace is how long after answering status a runner that checks in
-// the background is given for its first check.
-const checkGrace = 500 * time.Millisecond
 
 // pastWindow begins a step answering first, changes the answer to then
 // once the runner has checked, and waits until the first answer's window

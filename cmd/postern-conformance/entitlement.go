@@ -30,6 +30,9 @@ func walkFlags() []cli.Flag {
 		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
 		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "walk only the steps matching `PATTERN` (an ID, a section like 5.7, or an ID prefix ending in *); repeatable"},
+		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
+		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
+		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when a --baseline entry no longer fails"},
 		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
 	}
 }
@@ -129,18 +132,26 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 			return exitError{exitCannotRun, fmt.Sprintf("--rule %q matches no step of the walk; `postern-conformance list --entitlement` shows the IDs", p)}
 		}
 	}
+	bl, err := readBaseline(cmd)
+	if err != nil {
+		return exitError{exitCannotRun, err.Error()}
+	}
 	started := time.Now()
 	_, results, err := entitlement.Walk(ctx, o)
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	rep := report.AssembleWalk(results, o, nil, report.Run{
+	rep := report.AssembleWalk(results, o, bl, report.Run{
 		ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
 	})
 	if err := writeReports(cmd, rep); err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	code, msg := rep.Exit(report.Strictness{Warn: cmd.Bool("strict")})
+	if err := writeBaseline(cmd, rep.Results); err != nil {
+		return exitError{exitCannotRun, err.Error()}
+	}
+	reportStale(cmd.Root().ErrWriter, rep)
+	code, msg := rep.Exit(report.Strictness{Warn: cmd.Bool("strict"), Baseline: cmd.Bool("strict-baseline")})
 	if code == report.ExitOK && !rep.Verdict.Conformant {
 		return exitError{exitCannotRun, rep.Verdict.Text}
 	}

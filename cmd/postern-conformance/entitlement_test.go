@@ -44,3 +44,12 @@ func TestEntitlementNeedsALaunch(t *testing.T) {
 	code, _ = run(t, "entitlement", "--launch", "true", "--rule", "9.9/none")
 	assert.Equal(t, code, 2)
 }
+
+func TestEntitlementBaseline(t *testing.T) {
+	file := t.TempDir() + "/baseline"
+	code, out := run(t, "demo", "entitlement", "--fault", "ent-404-as-outage", "--rule", "5.7.4", "--write-baseline", file, "--no-color")
+	assert.Equal(t, code, 1, out)
+	code, out = run(t, "demo", "entitlement", "--fault", "ent-404-as-outage", "--rule", "5.7.4", "--baseline", file, "--no-color")
+	assert.Equal(t, code, 0, out)
+	assert.Check(t, is.Contains(out, "excused by the baseline"))
+}
