@@ -103,7 +103,7 @@ var section5_3 = []*Rule{
 			s := begin(t, a)
 			defer s.stop()
 			s.firstCheck()
-			s.waitUntil(ends.Add(slack))
+			s.waitUntil(ends.Add(s.slack()))
 			if ex := s.refusal("the access_ends_at date has passed, within the window of an active answer"); !ex.Is(http.StatusBadRequest, "") {
 				t.Fail(ex, "with the entitlement active and only access_ends_at passed, run answered %s; §5.3: the date alone never refuses a run, a later revoked does", ex.Brief())
 			}

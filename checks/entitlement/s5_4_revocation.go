@@ -19,7 +19,7 @@ var section5_4 = []*Rule{
 			s := begin(t, active(t.Env))
 			defer s.stop()
 			c := s.firstCheck()
-			s.waitUntil(windowEnds(c).Add(slack))
+			s.waitUntil(windowEnds(c).Add(s.slack()))
 			n := t.Env.Dist.Count(s.token)
 			e := s.status("the first request after the window")
 			ctx, cancel := context.WithTimeout(t.Ctx, t.Env.Timeout)
@@ -57,7 +57,7 @@ var section5_4 = []*Rule{
 				t.Skip("while revoked, run answered %s rather than 403 not_entitled; the runner check judges that refusal", ex.Brief())
 			}
 			s.script(active(t.Env))
-			s.waitUntil(windowEnds(c).Add(slack))
+			s.waitUntil(windowEnds(c).Add(s.slack()))
 			e := s.status("after the revoked answer's window, the entitlement restored")
 			if e.state != "active" {
 				t.Fail(e.ex, "the entitlement was restored after the revoked answer's window ended at %s, yet status reports %q: §5.4 binds a revoked answer to the same re-check, so restoration is seen", scripted.Stamp(windowEnds(c)), e.state)

@@ -117,7 +117,7 @@ var section5_7 = []*Rule{
 			defer s.stop()
 			c := s.firstCheck()
 			s.script(scripted.Answer{Kind: scripted.ServerError})
-			s.waitUntil(graceEnds(c).Add(slack))
+			s.waitUntil(graceEnds(c).Add(s.slack()))
 			if ex := s.refusal("past the window and grace, the distributor failing"); !ex.Is(http.StatusServiceUnavailable, "unavailable") {
 				t.Fail(ex, "past the window and grace (ended %s), with the distributor failing, run answered %s; §5.7.1 stops the agent, and §5.7.4 answers 503 unavailable", scripted.Stamp(graceEnds(c)), ex.Brief())
 			}
@@ -136,7 +136,7 @@ var section5_7 = []*Rule{
 			defer s.stop()
 			c := s.firstCheck()
 			s.script(scripted.Answer{Kind: scripted.ServerError})
-			s.waitUntil(windowEnds(c).Add(slack))
+			s.waitUntil(windowEnds(c).Add(s.slack()))
 			if ex := s.refusal("past the window, grace 0, the distributor failing"); !ex.Is(http.StatusServiceUnavailable, "unavailable") {
 				t.Fail(ex, "with grace_seconds 0, past the window, run answered %s; §5.7.1: 0 means stop at the window, 503 unavailable", ex.Brief())
 			}
@@ -150,7 +150,7 @@ var section5_7 = []*Rule{
 			defer s.stop()
 			s.status("past the window, the distributor failing")
 			s.script(active(t.Env))
-			s.wait(slack)
+			s.wait(s.slack())
 			if e := s.status("still within grace, the distributor back"); e.state != "active" {
 				t.Fail(e.ex, "the distributor answered again within grace, yet status reports %q; §5.7.1 asks a runner to keep attempting through grace", e.state)
 			}
