@@ -52,10 +52,10 @@ func AssembleWalk(results []engine.Result[*entitlement.Env], o entitlement.Optio
 			entitlement.VarDistributor + " and " + entitlement.VarToken + " onto the runner's own settings?"
 	}
 	if v.Broken > 0 {
-		v.Text = fmt.Sprintf("Entitlement mishandled: %d MUST rule%s of §5 broken.", v.Broken, map[bool]string{true: "", false: "s"}[v.Broken == 1])
+		v.Text = fmt.Sprintf("Entitlement mishandled: %s of §5 broken.", count(v.Broken, "MUST rule", "MUST rules"))
 	}
 	if v.Baselined > 0 {
-		v.Text += fmt.Sprintf(" (%d known failure%s excused by the baseline.)", v.Baselined, map[bool]string{true: "", false: "s"}[v.Baselined == 1])
+		v.Text += fmt.Sprintf(" (%s excused by the baseline.)", count(v.Baselined, "known failure", "known failures"))
 	}
 	r.Verdict = v
 	return r

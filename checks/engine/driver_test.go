@@ -72,18 +72,8 @@ func TestSkipStopsTheProbeButFindingsStand(t *testing.T) {
 }
 
 func TestAnUnansweredRouteIsGivenUpAndItsRulesSkip(t *testing.T) {
-	hang := make(chan struct{})
-	defer close(hang)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	})
+	h, release := hangsOnPost()
+	defer release() // before the server closes: it waits for its handlers
 	var rules []*rule
 	for i := range 10 {
 		rules = append(rules, &rule{ID: "1/post" + string(rune('a'+i)), Section: "1", Level: 1, Keyword: engine.Must, Title: "posts",
@@ -152,18 +142,8 @@ func TestAgentRulesRunOneAtATimeAndEvidenceSeesEveryProbe(t *testing.T) {
 }
 
 func TestAMethodThatNeverAnswersIsGivenUpOnEveryPath(t *testing.T) {
-	hang := make(chan struct{})
-	defer close(hang)
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost {
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	})
+	h, release := hangsOnPost()
+	defer release() // before the server closes: it waits for its handlers
 	var rules []*rule
 	for i := range 12 {
 		path := "verb-" + string(rune('a'+i))
@@ -190,4 +170,20 @@ func TestAMethodThatNeverAnswersIsGivenUpOnEveryPath(t *testing.T) {
 	// method is, after the first wave, and the rest are held, not sent.
 	assert.Assert(t, sent <= 6, "%d POSTs were sent and went unanswered", sent)
 	assert.Assert(t, took < 5*time.Second, "took %s", took)
+}
+
+// hangsOnPost answers every request but a POST, which it holds until the
+// client gives up or release is called.
+func hangsOnPost() (h http.Handler, release func()) {
+	hang := make(chan struct{})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}), func() { close(hang) }
 }

@@ -132,11 +132,8 @@ var section5_7 = []*Rule{
 		Probe: func(t *T) {
 			a := active(t.Env)
 			a.GraceSeconds = 0
-			s := begin(t, a)
+			s, _ := pastWindow(t, a, scripted.Answer{Kind: scripted.ServerError})
 			defer s.stop()
-			c := s.firstCheck()
-			s.script(scripted.Answer{Kind: scripted.ServerError})
-			s.waitUntil(windowEnds(c).Add(s.slack()))
 			if ex := s.refusal("past the window, grace 0, the distributor failing"); !ex.Is(http.StatusServiceUnavailable, "unavailable") {
 				t.Fail(ex, "with grace_seconds 0, past the window, run answered %s; §5.7.1: 0 means stop at the window, 503 unavailable", ex.Brief())
 			}
