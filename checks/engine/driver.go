@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,7 +39,18 @@ type Suite[E any] struct {
 	Finish func(e E, s *Session)
 	// Workers bounds the rules evaluated at once; zero means DefaultWorkers.
 	Workers int
+	// Progress, where set, is told as each rule starts and as each is
+	// decided: how many of the run's rules are decided out of its total,
+	// and the ID of the rule being decided the longest (or "" when none
+	// is). The total counts every rule the run evaluates, so it includes
+	// the rules an Evidence rule draws on. Calls come one at a time, from
+	// the run's own goroutines, with decided never going back; Progress
+	// should return at once.
+	Progress Progress
 }
+
+// Progress is the signature of Suite.Progress.
+type Progress func(decided, total int, current string)
 
 // DefaultWorkers bounds the rules a run evaluates at once.
 const DefaultWorkers = 8
@@ -52,6 +64,44 @@ type run[E any] struct {
 
 	mu    sync.Mutex
 	facts map[Dep[E]]*factState
+
+	tally *tally
+}
+
+// tally tells Suite.Progress how far the run has come.
+type tally struct {
+	mu      sync.Mutex
+	report  Progress
+	total   int
+	decided int
+	running []string // rules being decided, oldest first
+}
+
+func (t *tally) started(id string) {
+	if t.report == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.running = append(t.running, id)
+	t.report(t.decided, t.total, t.running[0])
+}
+
+func (t *tally) decide(id string) {
+	if t.report == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i := slices.Index(t.running, id); i >= 0 {
+		t.running = slices.Delete(t.running, i, i+1)
+	}
+	t.decided++
+	current := ""
+	if len(t.running) > 0 {
+		current = t.running[0]
+	}
+	t.report(t.decided, t.total, current)
 }
 
 // Run evaluates the selected rules against env over sess. Every selected
@@ -81,6 +131,7 @@ func Run[E any](ctx context.Context, suite Suite[E], sess *Session, env E, selec
 			break
 		}
 	}
+	r.tally = &tally{report: suite.Progress, total: len(exec)}
 	for _, rule := range exec {
 		for _, d := range rule.Requires {
 			r.startFact(d)
@@ -130,7 +181,9 @@ func (r *run[E]) pool(rules []*Rule[E], n int, keep func(Result[E])) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			r.tally.started(rule.ID)
 			keep(r.evaluate(rule))
+			r.tally.decide(rule.ID)
 		}()
 	}
 	wg.Wait()

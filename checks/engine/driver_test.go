@@ -187,3 +187,35 @@ func hangsOnPost() (h http.Handler, release func()) {
 		w.WriteHeader(http.StatusOK)
 	}), func() { close(hang) }
 }
+
+func TestProgressCountsEveryRuleOnceAndNamesARunningOne(t *testing.T) {
+	var rules []*rule
+	for i := range 20 {
+		id := "1/r" + string(rune('a'+i))
+		rules = append(rules, &rule{ID: id, Section: "1", Level: 1, Keyword: engine.Must, Title: id, Probe: func(t *tt) {
+			t.Do(wire.Get("status"))
+		}})
+	}
+	sweep := &rule{ID: "1/sweep", Section: "1", Level: 1, Keyword: engine.Must, Title: "sweeps", Evidence: true, Probe: func(t *tt) {}}
+	all := append(rules, sweep)
+	// The calls come one at a time: these plain variables are written by
+	// the callback with no lock of its own (the race detector holds it).
+	var calls, last, most int
+	var final string
+	progress := func(decided, total int, current string) {
+		calls++
+		assert.Check(t, decided >= last, "decided went back from %d to %d", last, decided)
+		assert.Check(t, total == len(all), "total %d", total)
+		if decided == last { // a rule starting: it is being decided
+			assert.Check(t, current != "", "no rule named as one starts at %d/%d", decided, total)
+		}
+		last, most, final = decided, max(most, decided), current
+	}
+	// Only the sweep is selected: the rules it draws on are run, and counted.
+	res := engine.Run(context.Background(), engine.Suite[*env]{Rules: all, Progress: progress},
+		session(t, http.HandlerFunc(ok), time.Second), &env{}, []*rule{sweep})
+	assert.Equal(t, len(res), 1)
+	assert.Equal(t, most, len(all))
+	assert.Equal(t, calls, 2*len(all), "one call as each rule starts, one as it is decided")
+	assert.Equal(t, final, "", "nothing is being decided at the end")
+}
