@@ -24,6 +24,9 @@ type Options struct {
 	Headers  http.Header  // --header
 	Rules    []string     // selection patterns; none selects all
 	Schemas  *schemas.Set // nil: the embedded set
+	// Progress, where set, is told how far the run has come (see
+	// engine.Suite.Progress): a progress line on a terminal, say.
+	Progress engine.Progress
 }
 
 // Check runs the selected rules against a runner. An error means the runner
@@ -56,7 +59,9 @@ func Check(ctx context.Context, o Options) (*Env, []Result, error) {
 		return nil, nil, err
 	}
 	sess.Patience = patienceFor(cfg, env.Status, env.Describe)
-	return env, engine.Run(ctx, suite(), sess, env, rules), nil
+	s := suite()
+	s.Progress = o.Progress
+	return env, engine.Run(ctx, s, sess, env, rules), nil
 }
 
 // DefaultDeadline is the whole-run deadline used where none is given: two
