@@ -168,10 +168,10 @@ func TestReadTargets(t *testing.T) {
 	assert.DeepEqual(t, targets, []string{"http://127.0.0.1:8001", "http://127.0.0.1:8002/postern/v0", "https://b.example.org:8443"})
 
 	for in, want := range map[string]string{
-		"http://127.0.0.1:1\nftp://x\n":                   "fleet.txt:2: target \"ftp://x\" must start with http:// or https://",
-		"http://a:1 http://b:2\n":                         "fleet.txt:1: \"http://a:1 http://b:2\" holds more than one word",
-		"\n\nhttp://a:1/elsewhere\n":                      "fleet.txt:3: target \"http://a:1/elsewhere\": give the runner's origin",
-		"http://a:1\n# again\nhttp://a:1/postern/v0/\n":   "fleet.txt:3: http://a:1 is already named at fleet.txt:1",
+		"http://127.0.0.1:1\nftp://x\n":                    "fleet.txt:2: target \"ftp://x\" must start with http:// or https://",
+		"http://a:1 http://b:2\n":                          "fleet.txt:1: \"http://a:1 http://b:2\" holds more than one word",
+		"\n\nhttp://a:1/elsewhere\n":                       "fleet.txt:3: target \"http://a:1/elsewhere\": give the runner's origin",
+		"http://a:1\n# again\nhttp://a:1/postern/v0/\n":    "fleet.txt:3: http://a:1 is already named at fleet.txt:1",
 		"http://a:1\n" + strings.Repeat("x", 70000) + "\n": "fleet.txt: bufio.Scanner: token too long",
 	} {
 		named, err := fleet.ReadTargets(strings.NewReader(in), "fleet.txt")
