@@ -105,6 +105,12 @@ const maxMessage = 300
 
 // WriteJUnit writes the report as JUnit XML for CI test dashboards.
 func WriteJUnit(w io.Writer, r *Report) error {
+	suite := junitSuiteOf(r)
+	return writeJUnit(w, r.tool(), suite.Time, []junitSuite{suite})
+}
+
+// junitSuiteOf is the report as one <testsuite>.
+func junitSuiteOf(r *Report) junitSuite {
 	c := r.Counts()
 	suite := junitSuite{
 		Name:      xmlSafe(clean("postern-conformance " + r.Target)),
@@ -135,14 +141,18 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	for _, res := range r.Results {
 		suite.Cases = append(suite.Cases, junitCaseOf(r, res))
 	}
-	doc := junitSuites{
-		Name:     r.tool(),
-		Tests:    suite.Tests,
-		Failures: suite.Failures,
-		Errors:   suite.Errors,
-		Skipped:  suite.Skipped,
-		Time:     suite.Time,
-		Suites:   []junitSuite{suite},
+	return suite
+}
+
+// writeJUnit writes suites as one <testsuites> document named name, that
+// took time (in seconds), its totals summed over the suites.
+func writeJUnit(w io.Writer, name, time string, suites []junitSuite) error {
+	doc := junitSuites{Name: name, Time: time, Suites: suites}
+	for _, s := range suites {
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Skipped += s.Skipped
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
