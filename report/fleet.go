@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -97,16 +98,51 @@ func (f *Fleet) Counts() FleetCounts {
 	return c
 }
 
+// Stale are the baseline's entries that no runner needs any more: the
+// rule was checked and passed (or warned) on some runner, and FAILed on
+// none. An entry one runner still fails stays, since the one baseline
+// serves the whole fleet. In the baseline's order, each once.
+func (f *Fleet) Stale() []baseline.Stale {
+	failing := map[string]bool{}
+	for _, rn := range f.Runners {
+		if rn.Report == nil {
+			continue
+		}
+		for _, res := range rn.Report.Results {
+			if res.Outcome == checks.Fail && res.Rule != nil {
+				failing[res.Rule.ID] = true
+			}
+		}
+	}
+	var out []baseline.Stale
+	seen := map[string]bool{}
+	for _, rn := range f.Runners {
+		if rn.Report == nil {
+			continue
+		}
+		for _, st := range rn.Report.Stale {
+			if !failing[st.ID] && !seen[st.ID] {
+				seen[st.ID] = true
+				out = append(out, st)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
+	return out
+}
+
 // Exit is the fleet's exit status, the worst of its runners' (each by
 // Report.Exit under s; a runner that could not be checked is
 // ExitCannotCheck: 2 beats 1 beats 0), and one line naming the runners
-// behind it.
+// behind it. A strict baseline is held against the fleet as a whole
+// (Stale), not runner by runner.
 func (f *Fleet) Exit(s Strictness) (code int, message string) {
 	by := map[int][]string{}
+	each := Strictness{Warn: s.Warn}
 	for _, rn := range f.Runners {
 		c := ExitCannotCheck
 		if rn.Report != nil {
-			c, _ = rn.Report.Exit(s)
+			c, _ = rn.Report.Exit(each)
 		}
 		by[c] = append(by[c], clean(rn.Target))
 		code = max(code, c)
@@ -120,6 +156,17 @@ func (f *Fleet) Exit(s Strictness) (code int, message string) {
 		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(t), either(len(t), "fails", "fail"), some(t)))
 	}
 	if len(parts) == 0 {
+		if stale := f.Stale(); s.Baseline && len(stale) > 0 {
+			ids := make([]string, len(stale))
+			for i, st := range stale {
+				ids[i] = st.ID
+			}
+			return ExitBroken, fmt.Sprintf("the baseline is stale, and a strict baseline fails the run: no runner fails %s any more; delete %s",
+				some(ids), either(len(ids), "its line", "their lines"))
+		}
+		if s.Warn {
+			return code, fmt.Sprintf("no rule FAILs or WARNs on any of the %s", count(n, "runner", "runners"))
+		}
 		return code, fmt.Sprintf("no rule FAILs on any of the %s", count(n, "runner", "runners"))
 	}
 	return code, fmt.Sprintf("of %s, %s", count(n, "runner", "runners"), strings.Join(parts, "; "))
