@@ -49,8 +49,8 @@ func checkFlags() []cli.Flag {
 
 func checkAction(ctx context.Context, cmd *cli.Command) error {
 	target := cmd.StringArg("target")
-	if cmd.Args().Len() > 0 {
-		return exitError{exitCannotRun, fmt.Sprintf("unexpected arguments %q: give one TARGET", cmd.Args().Slice())}
+	if cmd.Args().Len() > 0 || cmd.IsSet("targets") {
+		return fleetAction(ctx, cmd, target) // fleet.go
 	}
 	if cmd.String("launch") != "" {
 		if target != "" {
@@ -81,8 +81,11 @@ func runCheck(ctx context.Context, cmd *cli.Command, target string) error {
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
+	line, progress := progressLine(cmd, "rules decided")
+	o.Progress = progress
 	started := time.Now()
 	env, results, err := checks.Check(ctx, o)
+	line.Stop()
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}

@@ -136,8 +136,11 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
+	line, progress := progressLine(cmd, "steps decided")
+	o.Progress = progress
 	started := time.Now()
 	_, results, err := entitlement.Walk(ctx, o)
+	line.Stop()
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}

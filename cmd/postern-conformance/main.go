@@ -77,7 +77,7 @@ func app() *cli.Command {
 		Name:      "postern-conformance",
 		Version:   version,
 		Usage:     "check a Postern runner over the wire",
-		UsageText: "postern-conformance [options] TARGET\npostern-conformance entitlement --launch COMMAND\npostern-conformance demo [entitlement] | serve | list",
+		UsageText: "postern-conformance [options] TARGET [TARGET…] | --targets FILE\npostern-conformance entitlement --launch COMMAND\npostern-conformance demo [entitlement] | serve | list",
 		Description: `Points at a running Postern runner (TARGET is its origin, e.g.
 http://127.0.0.1:8787, optionally ending in /postern/v0) and reports the
 level it declares, whether every MUST rule at or below that level holds, and
@@ -93,11 +93,12 @@ Examples:
   postern-conformance http://127.0.0.1:8787 --origin https://ui.example.org
   postern-conformance http://127.0.0.1:8787 --json > report.json
   postern-conformance --launch 'node runner.js' --junit junit.xml
+  postern-conformance --targets fleet.txt --junit junit.xml   # many runners
   postern-conformance demo                 # the bundled reference runner
   postern-conformance serve --fault bare-405   # a runner with one rule broken
   postern-conformance list --coverage      # what the suite covers`,
 		EnableShellCompletion: false,
-		Flags:                 checkFlags(),
+		Flags:                 append(checkFlags(), fleetFlags()...),
 		Arguments:             []cli.Argument{&cli.StringArg{Name: "target", UsageText: "TARGET"}},
 		Action:                checkAction,
 		Commands:              []*cli.Command{entitlementCommand(), demoCommand(), serveCommand(), listCommand()},
