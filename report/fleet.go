@@ -138,19 +138,25 @@ func (f *Fleet) Stale() []baseline.Stale {
 // (Stale), not runner by runner.
 func (f *Fleet) Exit(s Strictness) (code int, message string) {
 	by := map[int][]string{}
+	var unchecked []string
 	each := Strictness{Warn: s.Warn}
 	for _, rn := range f.Runners {
-		c := ExitCannotCheck
-		if rn.Report != nil {
-			c, _ = rn.Report.Exit(each)
+		if rn.Report == nil {
+			unchecked = append(unchecked, clean(rn.Target))
+			code = ExitCannotCheck
+			continue
 		}
+		c, _ := rn.Report.Exit(each)
 		by[c] = append(by[c], clean(rn.Target))
 		code = max(code, c)
 	}
 	n := len(f.Runners)
 	var parts []string
+	if len(unchecked) > 0 {
+		parts = append(parts, fmt.Sprintf("%d could not be checked (%s)", len(unchecked), some(unchecked)))
+	}
 	if t := by[ExitCannotCheck]; len(t) > 0 {
-		parts = append(parts, fmt.Sprintf("%d could not be checked, or a rule could not be evaluated (%s)", len(t), some(t)))
+		parts = append(parts, fmt.Sprintf("%d had a rule the checker could not evaluate (%s)", len(t), some(t)))
 	}
 	if t := by[ExitBroken]; len(t) > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(t), either(len(t), "fails", "fail"), some(t)))

@@ -176,8 +176,9 @@ func TestFleetExitIsTheWorstRunners(t *testing.T) {
 	f = fleetFixture()
 	f.Runners = f.Runners[:1]
 	f.Runners[0].Report.Baseline = map[string]bool{"2.3/media-type-run": true, "5/revoked": true}
-	code, _ = f.Exit(report.Strictness{})
+	code, msg = f.Exit(report.Strictness{})
 	assert.Equal(t, code, report.ExitCannotCheck)
+	assert.Equal(t, msg, "of 1 runner, 1 had a rule the checker could not evaluate (http://127.0.0.1:8787)")
 }
 
 // One baseline serves the fleet: an entry is stale only once no runner
