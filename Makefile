@@ -26,10 +26,12 @@ fmt:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 ## bench: a full check of the reference runner (median-ms, peak-heap-MiB),
-## then how long each hostile runner takes and the heap it costs
+## a hundred of them in one fleet, then how long each hostile runner takes
+## and the heap it costs
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./checks/
 	$(GO) test -run '^$$' -bench . -benchmem ./wire/ ./schemas/
+	$(GO) test -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 5x ./checks/fleet/
 	$(GO) test -count=1 -v -run 'TestHostileShapes' ./checks/ | grep 'ended in' 
 
 demo:
