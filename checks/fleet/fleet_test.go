@@ -181,3 +181,38 @@ func TestReadTargets(t *testing.T) {
 		assert.ErrorContains(t, err, want)
 	}
 }
+
+// Checks side by side share the registry, its facts and the embedded
+// schemas, and nothing else: under the race detector, runners of every
+// posture, checked with --execute all at once, each come to what it comes
+// to alone, and none FAILs.
+func TestConcurrentChecksShareNothingMutable(t *testing.T) {
+	var targets []string
+	for _, p := range fixtures.Postures() {
+		// One set of options serves the fleet: leave out the postures
+		// that need others (a credential to send, no origin to claim).
+		if p.Name == "inbound-auth" || p.Name == "no-origins" {
+			continue
+		}
+		u, _ := serve(t, fixtures.Config{Posture: p.Name}, nil)
+		targets = append(targets, u)
+	}
+	o := options()
+	o.Execute = true
+	res := fleet.Check(context.Background(), targets, fleet.Options{Check: o, Parallel: len(targets)})
+	for i, r := range res {
+		assert.NilError(t, r.Err, targets[i])
+		for _, x := range r.Results {
+			assert.Check(t, x.Outcome != checks.Fail && x.Outcome != checks.Error, "%s: %s %s %s", targets[i], x.Outcome, x.Rule.ID, x.Reason)
+		}
+	}
+	for i, target := range targets[:2] {
+		alone := o
+		alone.Target = target
+		_, want, err := checks.Check(context.Background(), alone)
+		assert.NilError(t, err)
+		for j, w := range want {
+			assert.Check(t, is.Equal(res[i].Results[j].Outcome, w.Outcome), "%s %s", target, w.Rule.ID)
+		}
+	}
+}
