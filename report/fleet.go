@@ -305,7 +305,7 @@ func WriteFleetJSON(w io.Writer, f *Fleet) error {
 		Tool:          jsonTool{Name: f.tool(), Version: f.ToolVersion},
 		Started:       f.Started.UTC().Format(time.RFC3339),
 		ElapsedMS:     f.Elapsed.Milliseconds(),
-		Counts:        jsonFleetCounts{Runners: c.Runners, Conformant: c.Conformant, Nonconformant: c.Nonconformant, Unchecked: c.Unchecked},
+		Counts:        jsonFleetCounts(c),
 		Runners:       make([]jsonFleetRunner, 0, len(f.Runners)),
 	}
 	for _, rn := range f.Runners {
