@@ -2,6 +2,7 @@ package posterntest_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"github.com/sigrix-io/postern-conformance/checks/posterntest"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/wire/clock"
 	"gotest.tools/v3/assert"
 )
@@ -41,4 +43,40 @@ func TestReferenceRunnerEntitlement(t *testing.T) {
 			Cache: filepath.Join(v.State, "cache.json"), Clock: c, DistributorTimeout: 200 * time.Millisecond})
 	})
 	posterntest.RunEntitlement(t, launch, posterntest.Clock(c), posterntest.Timeout(2*time.Second))
+}
+
+// Check runs the rules Run runs, outside a test, and returns the report
+// the command writes; in a test, Run reports each rule as a subtest.
+func Example() {
+	runner, err := fixtures.New(fixtures.Config{}) // an http.Handler: the bundled reference runner
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rep, err := posterntest.Check(context.Background(), runner, posterntest.Origin(fixtures.AllowedOrigin))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := rep.Counts()
+	code, why := rep.Exit(report.Strictness{})
+	fmt.Println(rep.Verdict.Text)
+	fmt.Printf("%d fail, %d error, %d agent runs: exit %d, %s\n", c.Fail, c.Error, runner.Executions(), code, why)
+	// Output:
+	// Conformant at Level 3.
+	// 0 fail, 0 error, 0 agent runs: exit 0, no rule FAILs
+}
+
+// A test in the runner's own package checks its handler (or its URL) with
+// one subtest per rule; `go test -run 'TestConformance/4.2/run-id-unique'`
+// checks one rule.
+func ExampleRun() {
+	testConformance := func(t *testing.T) {
+		runner, err := fixtures.New(fixtures.Config{}) // the runner's http.Handler
+		if err != nil {
+			t.Fatal(err)
+		}
+		posterntest.Run(t, runner, posterntest.Origin(fixtures.AllowedOrigin))
+	}
+	_ = testConformance
 }

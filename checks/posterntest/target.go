@@ -15,7 +15,7 @@ import (
 // closeWait bounds how long closing a served handler waits for requests
 // still in flight: a handler that ignores its request's cancellation must
 // not hang the test.
-const closeWait = 2 * time.Second
+var closeWait = 2 * time.Second
 
 // serve is the origin of target, and what ends it: nothing for a URL; an
 // http.Handler is served on an httptest.Server, closed by stop.
