@@ -228,3 +228,17 @@ func TestAHungHandlerDoesNotHangTheCleanup(t *testing.T) {
 	assert.Check(t, time.Since(start) < 5*time.Second)
 	assert.Check(t, slices.ContainsFunc(r.of(top, "log"), func(e event) bool { return strings.Contains(e.Text, "still had requests in flight") }), r.String())
 }
+
+// A Header's value never reaches what the test prints, even under -v,
+// where the evidence shows every request header.
+func TestAHeaderValueIsNeverPrinted(t *testing.T) {
+	withFlag(t, "test.v", "true")
+	rn, err := fixtures.New(fixtures.Config{Posture: "inbound-auth", Faults: []string{"describe-other-agent"}})
+	assert.NilError(t, err)
+	r := recordRun(t, top, nil, func(rt tester) {
+		runCheck(rt, rn, []Option{Rules("2.2"), Header("Authorization", "Bearer "+fixtures.AuthToken)})
+	})
+	out := texts(r.of(top+"/2.2/same-agent-id", "error"))
+	assert.Check(t, is.Contains(out, "Authorization: [redacted]"), r.String())
+	assert.Check(t, !strings.Contains(texts(r.events), fixtures.AuthToken))
+}
