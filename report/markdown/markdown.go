@@ -174,7 +174,7 @@ func (d *doc) sections(r *report.Report) {
 	d.line("| Section | " + strings.Join(columns, " | ") + " |")
 	d.line("|---" + strings.Repeat("|---:", len(columns)) + "|")
 	for _, s := range order {
-		row := "| §" + Escape(s)
+		row := "| " + Escape("§"+s)
 		for _, col := range columns {
 			n := by[s][col]
 			cell := "·"
@@ -193,7 +193,7 @@ func (d *doc) sections(r *report.Report) {
 
 // ruleHeading is "`2.1/wrong-method` (§2.1) title", escaped as prose.
 func ruleHeading(rule *checks.Rule) string {
-	return Code(rule.ID) + " (§" + Escape(rule.Section) + ") " + Escape(rule.Title)
+	return Code(rule.ID) + " " + Escape("(§"+rule.Section+") "+rule.Title)
 }
 
 // failures writes each FAIL with its findings and evidence, collapsed.
