@@ -39,7 +39,7 @@ func sample() *report.Report {
 	}
 	results := []checks.Result{
 		{Rule: rule("2.3/media-type-run", "2.3", "run refuses a text/plain body"), Outcome: checks.Fail,
-			Findings: []checks.Finding{{Message: "answered 200 | not 415 </details> <b>bold</b>", Ex: ex}, {Message: "again", Ex: ex}},
+			Findings:  []checks.Finding{{Message: "answered 200 | not 415 </details> <b>bold</b>", Ex: ex}, {Message: "again", Ex: ex}},
 			Exchanges: []*wire.Exchange{ex}},
 		{Rule: rule("2.3/vary-origin", "2.3", "preflights vary on Origin"), Outcome: checks.Warn, Findings: []checks.Finding{{Message: "no *Vary* [x](http://e)"}}},
 		{Rule: rule("4.4/level1-ready", "4.4", "a Level 1 runner is ready"), Outcome: checks.Fail, Findings: []checks.Finding{{Message: "reported degraded", Ex: ex}}},
