@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,11 +251,7 @@ func TestBrowserAgreesWithChecker(t *testing.T) {
 	}
 	for i, cd := range cases(t) {
 		t.Run(cd.name, func(t *testing.T) {
-			cr := runCase(t, i, cd, pages, log, rules)
-			if cr == nil {
-				return
-			}
-			judge(t, cr)
+			judge(t, runCase(t, i, cd, pages, log, rules))
 		})
 	}
 	t.Logf("whole test: %s", time.Since(start).Round(time.Millisecond))
@@ -295,9 +292,20 @@ func runCase(t *testing.T, n int, cd caseDef, pages []*page, log *corsLog, rules
 	}()
 
 	cr := &caseRun{caseDef: cd, rn: rn, obs: map[string]map[string]observation{}, results: map[string]checks.Result{}}
-	for _, p := range pages {
-		tag := fmt.Sprintf("%d.%s", n, p.name)
-		res, err := runProbes(p, srv.URL, tag)
+	// The pages ask side by side, one tab each.
+	results := make([]pageResult, len(pages))
+	errs := make([]error, len(pages))
+	var wg sync.WaitGroup
+	for i, p := range pages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = runProbes(p, srv.URL, fmt.Sprintf("%d.%s", n, p.name))
+		}()
+	}
+	wg.Wait()
+	for i, p := range pages {
+		res, err := results[i], errs[i]
 		if err != nil {
 			t.Fatalf("probes from %s: %v", p.name, err)
 		}
@@ -306,7 +314,7 @@ func runCase(t *testing.T, n int, cd caseDef, pages []*page, log *corsLog, rules
 		}
 		cr.obs[p.name] = map[string]observation{}
 		for _, r := range res.Results {
-			key := tag + "." + r.ID
+			key := fmt.Sprintf("%d.%s.%s", n, p.name, r.ID)
 			o := observation{Read: r.Read, Status: r.Status, Code: r.Code, JSError: r.Error}
 			for _, a := range rec.arrivals(key) {
 				if a.method == http.MethodOptions {

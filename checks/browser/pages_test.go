@@ -47,8 +47,7 @@ const pageHTML = `<!doctype html>
 <title>postern browser probe</title>
 <script>
 window.probeAll = async (base, tag, probes) => {
-  const out = [];
-  for (const p of probes) {
+  const one = async (p) => {
     const init = {method: p.method, headers: p.headers || {}, cache: "no-store",
                   credentials: p.creds ? "include" : "same-origin", signal: AbortSignal.timeout(5000)};
     if (p.body !== undefined) init.body = p.body;
@@ -62,9 +61,11 @@ window.probeAll = async (base, tag, probes) => {
     } catch (e) {
       r.error = String(e);
     }
-    out.push(r);
-  }
-  return {secure: window.isSecureContext, origin: String(self.origin), results: out};
+    return r;
+  };
+  // All at once: each has its own URL, so none waits on another's preflight.
+  const results = await Promise.all(probes.map(one));
+  return {secure: window.isSecureContext, origin: String(self.origin), results: results};
 };
 </script>`
 
