@@ -65,7 +65,7 @@ var (
 func strangerHarm(page, who string) *harm {
 	return &harm{page + "-admitted", who + " could read an answer, or got a preflighted request through",
 		func(c *caseRun) bool {
-			for _, p := range probes {
+			for _, p := range probesFor(page) {
 				if o := c.at(page, p.ID); o.Read || (p.Preflights && o.Sent) {
 					return true
 				}
@@ -381,7 +381,7 @@ func judge(t *testing.T, c *caseRun) {
 	t.Logf("browser: harms [%s]; checker: [%s]", strings.Join(names, ", "), strings.Join(verdicts, ", "))
 	for _, p := range []string{"allowed", "stranger", "nearmiss", "opaque"} {
 		var line []string
-		for _, pr := range probes {
+		for _, pr := range probesFor(p) {
 			line = append(line, pr.ID+": "+c.at(p, pr.ID).String())
 		}
 		t.Logf("  %s page: %s", p, strings.Join(line, "; "))
@@ -444,7 +444,7 @@ func judge(t *testing.T, c *caseRun) {
 // first; nothing asks the Private Network Access question.
 func premises(t *testing.T, c *caseRun) {
 	for page, m := range c.obs {
-		for _, p := range probes {
+		for _, p := range probesFor(page) {
 			o := m[p.ID]
 			if p.Preflights {
 				if !o.Preflighted || o.OptionsLast {

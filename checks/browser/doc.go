@@ -9,8 +9,8 @@
 // (fixtures.AllowedOrigin), a stranger, a near miss of the allowed origin,
 // and a sandboxed document (Origin: null). From each, fetch() POSTs run
 // labelled application/json (which preflights), POSTs run as text/plain
-// (which does not), GETs describe, and a few variants that exercise one
-// header of the preflight each. A wrapping handler on the runner records
+// (which does not) and GETs describe; the allowed page also sends a few
+// variants that each ask the preflight for one header more. A wrapping handler on the runner records
 // which requests arrived; the browser's own reason for a block is read off
 // the DevTools protocol. Every body is one the runner refuses, so the
 // agent never runs, and the test proves its execution count stays 0.

@@ -94,6 +94,21 @@ type probe struct {
 	Creds   bool              `json:"creds,omitempty"`
 	// Preflights is whether the Fetch standard has this request preflighted.
 	Preflights bool `json:"-"`
+	// AllowedOnly marks a variant that asks an admitting preflight for one
+	// thing more: only the allowed page sends it. The other pages send the
+	// three §2.3 names, which show any admission of theirs.
+	AllowedOnly bool `json:"-"`
+}
+
+// probesFor lists the probes the named page sends.
+func probesFor(page string) []probe {
+	var out []probe
+	for _, p := range probes {
+		if page == "allowed" || !p.AllowedOnly {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 const refusedBody = `{"inputs": "browser probe: inputs is not an object, so no runner can start the agent"}`
@@ -119,17 +134,17 @@ var probes = []probe{
 	{ID: "run-plain", Verb: "run", Method: "POST", Body: body(refusedBody)},
 	{ID: "describe", Verb: "describe", Method: "GET"},
 	// The same JSON POST on stream.
-	{ID: "stream-json", Verb: "stream", Method: "POST", Headers: jsonType, Body: body(refusedBody), Preflights: true},
+	{ID: "stream-json", Verb: "stream", Method: "POST", Headers: jsonType, Body: body(refusedBody), Preflights: true, AllowedOnly: true},
 	// A GET of describe with a header outside the safelist (a JSON
 	// Content-Type, as generic API clients send on every call): preflighted.
-	{ID: "describe-preflighted", Verb: "describe", Method: "GET", Headers: jsonType, Preflights: true},
+	{ID: "describe-preflighted", Verb: "describe", Method: "GET", Headers: jsonType, Preflights: true, AllowedOnly: true},
 	// The JSON run with Idempotency-Key, and with the runner's own
 	// Authorization: each asks the preflight for one more header.
-	{ID: "run-idempotency-key", Verb: "run", Method: "POST", Headers: with(jsonType, "Idempotency-Key", "browser-probe-key"), Body: body(refusedBody), Preflights: true},
-	{ID: "run-authorization", Verb: "run", Method: "POST", Headers: with(jsonType, "Authorization", "Bearer "+fixtures.AuthToken), Body: body(refusedBody), Preflights: true},
+	{ID: "run-idempotency-key", Verb: "run", Method: "POST", Headers: with(jsonType, "Idempotency-Key", "browser-probe-key"), Body: body(refusedBody), Preflights: true, AllowedOnly: true},
+	{ID: "run-authorization", Verb: "run", Method: "POST", Headers: with(jsonType, "Authorization", "Bearer "+fixtures.AuthToken), Body: body(refusedBody), Preflights: true, AllowedOnly: true},
 	// A read with credentials: include, which a browser lets the page see
 	// only where the answer carries Access-Control-Allow-Credentials: true.
-	{ID: "describe-credentialed", Verb: "describe", Method: "GET", Creds: true},
+	{ID: "describe-credentialed", Verb: "describe", Method: "GET", Creds: true, AllowedOnly: true},
 }
 
 // An observation is what one probe from one page came to.
@@ -282,7 +297,7 @@ type pageResult struct {
 // runProbes sends every probe from p to the runner at base; tag
 // (case.page) starts each probe's key.
 func runProbes(p *page, base, tag string) (pageResult, error) {
-	list, err := json.Marshal(probes)
+	list, err := json.Marshal(probesFor(p.name))
 	if err != nil {
 		return pageResult{}, err
 	}
