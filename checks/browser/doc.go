@@ -10,10 +10,11 @@
 // and a sandboxed document (Origin: null). From each, fetch() POSTs run
 // labelled application/json (which preflights), POSTs run as text/plain
 // (which does not) and GETs describe; the allowed page also sends a few
-// variants that each ask the preflight for one header more. A wrapping handler on the runner records
-// which requests arrived; the browser's own reason for a block is read off
-// the DevTools protocol. Every body is one the runner refuses, so the
-// agent never runs, and the test proves its execution count stays 0.
+// variants that each ask the preflight for one header more. A wrapping
+// handler on the runner records which requests arrived; the browser's own
+// reason for a block is read off the DevTools protocol. Every body is one
+// the runner refuses, so the agent never runs, and the test proves its
+// execution count stays 0.
 //
 // The test skips when chromium is missing, saying which package to
 // install, except under CI=true, where it fails.
