@@ -142,26 +142,17 @@ var postureFor = map[string]string{"no-origins": "default"}
 // part ways, found by this test. Each is asserted as it stands (stands
 // says how), so that a fix on either side shows here, and logged. A harm
 // in excused may go unexplained by the checker in that case alone.
+//
+// The two it found are fixed: 2.3/allow-methods no longer says a browser
+// refuses a POST missing from Access-Control-Allow-Methods (POST is
+// safelisted), and 2.3/null-origin now sends Origin: null on refused POSTs
+// too, where a runner echoing any Origin on a POST refusal admits a
+// sandboxed page.
 var knownDisagreements = map[string]struct {
 	why     string
 	excused *harm
 	stands  func(c *caseRun) bool
-}{
-	"methods-without-post": {
-		why: "2.3/allow-methods WARNs, and its finding says that without POST in Access-Control-Allow-Methods \"the browser never sends the POST\"; Chromium sends it and the page reads the answer, POST being a CORS-safelisted method. The rule is inferred (a WARN), so no runner fails for it, but the consequence it states is not what a browser does",
-		stands: func(c *caseRun) bool {
-			o := c.at("allowed", "run-json")
-			return c.breached("2.3/allow-methods") && o.Sent && o.Read
-		},
-	},
-	"reflect-origin-on-post-refusal": {
-		why:     "the runner echoes any Origin on a refused POST, null included: the sandboxed page (Origin: null) reads the answer to its text/plain run, yet 2.3/null-origin PASSes, since it sends Origin: null only on a preflight and a GET of describe. The runner still FAILs, on 2.3/no-unconfigured-origin (the stranger's POST), so no verdict changes; the rule naming the breach misses it",
-		excused: hNullReads,
-		stands: func(c *caseRun) bool {
-			return hNullReads.seen(c) && !c.breached("2.3/null-origin") && c.breached("2.3/no-unconfigured-origin")
-		},
-	},
-}
+}{}
 
 // A case is one runner: a posture, a level, and at most one fault.
 type caseDef struct {
