@@ -152,3 +152,7 @@ func FirstLine(s string, max int) string { return firstLine(s, max) }
 
 // Lines: see Clean.
 func Lines(s string) []string { return lines(s) }
+
+// Clip shortens s to at most max runes, marking the cut with "…" (max 0
+// keeps s whole).
+func Clip(s string, max int) string { return clip(s, max) }

@@ -19,7 +19,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/report"
@@ -86,7 +85,7 @@ func Annotations(r *report.Report) []Annotation {
 		default:
 			level, prefix = Error, "the checker could not evaluate this rule: "
 		}
-		title := clip(report.Clean(rule.ID)+" (§"+report.Clean(rule.Section)+"): "+report.Clean(rule.Title), maxTitleLen)
+		title := report.Clip(report.Clean(rule.ID)+" (§"+report.Clean(rule.Section)+"): "+report.Clean(rule.Title), maxTitleLen)
 		var msgs []string
 		for _, f := range res.Findings {
 			msgs = append(msgs, report.FirstLine(f.Message, maxMessage))
@@ -103,7 +102,7 @@ func Annotations(r *report.Report) []Annotation {
 			msgs = append(msgs[:MaxPerRule-1], fmt.Sprintf("and %d more findings (see the report)", more))
 		}
 		for _, m := range msgs {
-			out = append(out, Annotation{Level: level, Title: title, Message: clip(prefix+m, maxMessage)})
+			out = append(out, Annotation{Level: level, Title: title, Message: report.Clip(prefix+m, maxMessage)})
 		}
 	}
 	return out
@@ -219,19 +218,4 @@ func WriteOutputs(w io.Writer, r *report.Report, f Files) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// clip shortens s to at most max runes, marking the cut with "…".
-func clip(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }

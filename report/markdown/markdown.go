@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -237,7 +236,7 @@ func (d *doc) findings(res checks.Result, evidence bool) {
 			msg = []string{"(no message)"}
 		}
 		for j, l := range msg {
-			msg[j] = Escape(clip(l, maxMessage))
+			msg[j] = Escape(report.Clip(l, maxMessage))
 		}
 		d.line("- ", strings.Join(msg, "<br>"))
 		d.line()
@@ -284,16 +283,9 @@ func exchangeLines(ex *wire.Exchange) []string {
 }
 
 func headerLines(indent string, h http.Header) []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []string
-	for _, k := range keys {
-		for _, v := range h[k] {
-			out = append(out, indent+clip(report.Clean(k)+": "+report.Clean(v), maxHeaderLine))
-		}
+	for _, l := range wire.FormatHeader(h) {
+		out = append(out, indent+report.Clip(report.Clean(l), maxHeaderLine))
 	}
 	return out
 }
@@ -446,19 +438,4 @@ func Code(s string) string {
 		return f + " " + s + " " + f
 	}
 	return f + s + f
-}
-
-// clip shortens s to at most max runes, marking the cut with "…".
-func clip(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
 }
