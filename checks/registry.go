@@ -26,6 +26,7 @@ func build() []*Rule {
 		section4_2Run,   // s4_2_run.go: needs --execute
 		section4_3,      // s4_3_stream.go: needs --execute
 		section4_4,      // s4_4_status.go
+		section4_5,      // s4_5_life.go: needs --execute; a run observed over time
 		section4_6,      // s4_6_order.go
 		section5,        // s5_entitlement.go
 		section7,        // s7_auth.go

@@ -139,3 +139,20 @@ func xmlChar(r rune) bool {
 		(r >= 0xE000 && r <= 0xFFFD) ||
 		(r >= 0x10000 && r <= 0x10FFFF)
 }
+
+// Clean, FirstLine and Lines are the cleaning every writer applies to text
+// from the runner, for the writers in other packages (report/github,
+// report/markdown): Clean makes one line safe to print, FirstLine is the
+// first line of s cleaned and cut to max runes (0: uncut), and Lines splits
+// multi-line text into cleaned lines.
+func Clean(s string) string { return clean(s) }
+
+// FirstLine: see Clean.
+func FirstLine(s string, max int) string { return firstLine(s, max) }
+
+// Lines: see Clean.
+func Lines(s string) []string { return lines(s) }
+
+// Clip shortens s to at most max runes, marking the cut with "…" (max 0
+// keeps s whole).
+func Clip(s string, max int) string { return clip(s, max) }

@@ -197,6 +197,12 @@ type Exchange struct {
 	Cap     int64
 	Err     error // transport failure: no (complete) answer; see ErrNoAnswer
 	Elapsed time.Duration
+	// Sent is when the request was sent, and HeadAt when its answer's head
+	// arrived, measured from Sent (zero where none did): with Elapsed and
+	// each event's At they place an exchange on the same clock as the
+	// others, for the rules that judge what overlapped (§4.5).
+	Sent   time.Time
+	HeadAt time.Duration
 
 	// SSE is the event stream of a 200 answer read by Client.Stream, as
 	// far as it was read; nil otherwise.
@@ -257,7 +263,11 @@ func (c *Client) send(ctx context.Context, r Request) (*Exchange, *http.Response
 	}
 	ex.ReqHeader = c.redact(req.Header)
 	start := time.Now()
+	ex.Sent = start
 	resp, err := c.http.Do(req)
+	if err == nil {
+		ex.HeadAt = time.Since(start)
+	}
 	if err != nil {
 		ex.Elapsed = time.Since(start)
 		ex.Err = classify(ctx, err)

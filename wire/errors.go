@@ -41,7 +41,19 @@ var (
 	ErrHeaderTooLarge = errors.New("the answer's header block exceeds the checker's cap")
 	// ErrTransport: any other transport failure.
 	ErrTransport = errors.New("transport failure")
+
+	// ErrHungUp: the checker closed the connection on purpose before the
+	// answer was complete (HangUpAfter, StreamLimits.Until), to see what
+	// the runner does with a client that went away (§4.5). It says nothing
+	// about the runner's answer, which nobody waited for.
+	ErrHungUp = errors.New("the checker hung up on purpose before the answer was complete")
 )
+
+// HangUpAfter derives a context under which a request is abandoned after
+// d: the exchange then ends with ErrHungUp, not as a deadline.
+func HangUpAfter(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(parent, d, ErrHungUp)
+}
 
 // TransportError is a classified transport failure: Class is one of the
 // Err* classes above and Err what the transport said.
@@ -86,6 +98,9 @@ func classify(ctx context.Context, err error) error {
 	}
 	if _, ok := err.(*TransportError); ok {
 		return err // classified already
+	}
+	if errors.Is(err, ErrHungUp) || errors.Is(context.Cause(ctx), ErrHungUp) {
+		return ErrHungUp
 	}
 	if ctx.Err() != nil {
 		if errors.Is(context.Cause(ctx), errRequestDeadline) {

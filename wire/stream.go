@@ -32,6 +32,10 @@ type StreamLimits struct {
 	// MaxTime caps the whole exchange from sending the request (the
 	// client's Timeout when zero): a stream that never ends is cut here.
 	MaxTime time.Duration
+	// Until, where set, is asked about each event as it arrives; once it
+	// says true the checker hangs up after that event (Err = ErrHungUp),
+	// as a client going away mid-run does (§4.5).
+	Until func(SSEEvent) bool
 }
 
 // DefaultMaxEvents is the default cap on a stream's events: a real run's
@@ -130,6 +134,10 @@ func (c *Client) readStream(ex *Exchange, body io.Reader, lim StreamLimits, star
 		}
 		p.ev.At = time.Since(start)
 		b.add(p)
+		if lim.Until != nil && lim.Until(p.ev) {
+			how, failed = endWhole, ErrHungUp // between chunks: every event kept is whole
+			break
+		}
 	}
 	b.end(how, src.buf.endsBlank())
 	ex.SSE = &b.out

@@ -55,7 +55,7 @@ func BenchmarkFleet(b *testing.B) { benchFleet(b, 100, 0) }
 // BenchmarkFleetParallel is the same hundred at other bounds, to show
 // what the default buys.
 func BenchmarkFleetParallel(b *testing.B) {
-	for _, p := range []int{1, 4, 16, 32} {
+	for _, p := range []int{1, 2, 4, 6, 8, 16} {
 		b.Run(strconv.Itoa(p), func(b *testing.B) { benchFleet(b, 100, p) })
 	}
 }

@@ -24,7 +24,7 @@ const deadlineDefault = "2 × --timeout + 5, or 600 with --execute"
 // checkFlags are the flags of a checking run (the root command and demo).
 func checkFlags() []cli.Flag {
 	const probe, out, sel, launch = "Probing:", "Reports:", "Rules:", "Runner under test:"
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.BoolFlag{Category: probe, Local: true, Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "origin", Usage: "an `ORIGIN` the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
 		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
@@ -44,7 +44,7 @@ func checkFlags() []cli.Flag {
 		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
 		&cli.StringFlag{Category: launch, Local: true, Name: "launch", Usage: "start the runner under test with `COMMAND` (run by sh -c); it must print POSTERN_PORT=<port> as its first stdout line (§2)"},
 		&cli.FloatFlag{Category: launch, Local: true, Name: "launch-timeout", Value: 30, Usage: "how long to wait for POSTERN_PORT, in `SECONDS`"},
-	}
+	}, githubFlags()...)
 }
 
 func checkAction(ctx context.Context, cmd *cli.Command) error {
@@ -219,7 +219,7 @@ func writeReports(cmd *cli.Command, rep *report.Report) error {
 			style = report.AutoStyle(f)
 			style.Verbose = cmd.Bool("verbose")
 		}
-		if err := report.WriteText(w, rep, style); err != nil {
+		if err := githubPaused(cmd, w, func() error { return report.WriteText(w, rep, style) }); err != nil {
 			return err
 		}
 	}
@@ -233,7 +233,7 @@ func writeReports(cmd *cli.Command, rep *report.Report) error {
 			return err
 		}
 	}
-	return nil
+	return writeGitHub(cmd, rep)
 }
 
 func writeFile(name string, write func(io.Writer) error) error {

@@ -18,7 +18,7 @@ import (
 // and demo entitlement).
 func walkFlags() []cli.Flag {
 	const walk, out, sel = "Walk:", "Reports:", "Rules:"
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.FloatFlag{Category: walk, Local: true, Name: "window", Value: entitlement.DefaultWindow.Seconds(), Usage: "the stale_after_seconds the checker's distributor declares, in whole `SECONDS`: how long the runner may rely on an answer (§5.4)"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "grace", Value: entitlement.DefaultGrace.Seconds(), Usage: "the grace_seconds it declares, in whole `SECONDS`: how long past the window an unreachable distributor is ridden out (§5.7.1)"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "timeout", Value: entitlement.DefaultTimeout.Seconds(), Usage: "per-request deadline in `SECONDS`, to the runner"},
@@ -34,7 +34,7 @@ func walkFlags() []cli.Flag {
 		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
 		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when a --baseline entry no longer fails"},
 		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
-	}
+	}, githubFlags()...)
 }
 
 func entitlementCommand() *cli.Command {

@@ -10,6 +10,8 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
 	"github.com/sigrix-io/postern-conformance/report"
+	"github.com/sigrix-io/postern-conformance/report/github"
+	"github.com/sigrix-io/postern-conformance/report/markdown"
 	"github.com/urfave/cli/v3"
 )
 
@@ -51,6 +53,9 @@ func fleetAction(ctx context.Context, cmd *cli.Command, first string) error {
 		return exitError{exitCannotRun, fmt.Sprintf("--targets %s lists no runner", cmd.String("targets"))}
 	case 1:
 		return runCheck(ctx, cmd, targets[0])
+	}
+	if cmd.String("github-output") != "" {
+		return exitError{exitCannotRun, "--github-output gives the step outputs of one runner: with several targets, read the fleet's --json-file instead"}
 	}
 	parallel := int(cmd.Int("fleet-parallel"))
 	if parallel < 1 || parallel > fleet.MaxParallel {
@@ -124,7 +129,7 @@ func writeFleetReports(cmd *cli.Command, f *report.Fleet) error {
 			style = report.AutoStyle(out)
 			style.Verbose = cmd.Bool("verbose")
 		}
-		if err := report.WriteFleetText(w, f, style); err != nil {
+		if err := githubPaused(cmd, w, func() error { return report.WriteFleetText(w, f, style) }); err != nil {
 			return err
 		}
 	}
@@ -136,6 +141,54 @@ func writeFleetReports(cmd *cli.Command, f *report.Fleet) error {
 	if name := cmd.String("junit"); name != "" {
 		if err := writeFile(name, func(w io.Writer) error { return report.WriteFleetJUnit(w, f) }); err != nil {
 			return err
+		}
+	}
+	return writeFleetGitHub(cmd, f)
+}
+
+// writeFleetGitHub is writeGitHub (github.go) for a fleet: each checked
+// runner's annotations, and its Markdown summary one after the other in
+// the step summary and the --markdown file.
+func writeFleetGitHub(cmd *cli.Command, f *report.Fleet) error {
+	var reps []*report.Report
+	for _, rn := range f.Runners {
+		if rn.Report != nil {
+			reps = append(reps, rn.Report)
+		}
+	}
+	summary := func(w io.Writer) error {
+		for _, rn := range f.Runners {
+			if rn.Report == nil {
+				if _, err := fmt.Fprintf(w, "## ❌ Postern conformance: not checked\n\n**Target:** %s\n\nNot checked: %s\n\n", markdown.Escape(rn.Target), markdown.Escape(report.FirstLine(rn.Err, 0))); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := markdown.Write(w, rn.Report); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if githubMode(cmd) {
+		w := cmd.Root().Writer
+		if cmd.Bool("json") {
+			w = cmd.Root().ErrWriter
+		}
+		for _, rep := range reps {
+			if err := github.Write(w, rep); err != nil {
+				return err
+			}
+		}
+		if name := os.Getenv(envStepSummary); name != "" && os.Getenv(envGitHubActions) == "true" {
+			if err := appendFile(name, summary); err != nil {
+				return fmt.Errorf("$%s: %w", envStepSummary, err)
+			}
+		}
+	}
+	if name := cmd.String("markdown"); name != "" {
+		if err := writeFile(name, summary); err != nil {
+			return fmt.Errorf("--markdown: %w", err)
 		}
 	}
 	return nil

@@ -170,3 +170,24 @@ func TestFleetJSONAndJUnit(t *testing.T) {
 	assert.Equal(t, len(suites.Suites), 2)
 	assert.Equal(t, suites.Failures, 1)
 }
+
+// In a workflow a fleet annotates every runner's findings and writes each
+// runner's Markdown summary, one after the other; --github-output, which
+// gives one runner's outputs, is refused.
+func TestFleetInAWorkflow(t *testing.T) {
+	good, bad := runner(t), runner(t, "bare-405")
+	gone := closedPort(t)
+	md := filepath.Join(t.TempDir(), "summary.md")
+	code, out := runMsg(t, good, bad, gone, "--github", "--markdown", md, "--no-color")
+	assert.Equal(t, code, 2, out)
+	assert.Check(t, is.Contains(out, "::error "), "the breach is annotated")
+	assert.Check(t, is.Contains(out, "2.1/wrong-method"))
+	raw, err := os.ReadFile(md)
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(raw), "Not checked: cannot reach"))
+	assert.Check(t, strings.Count("\n"+string(raw), "\n## ") == 3, "a section per runner:\n%s", raw)
+
+	code, out = runMsg(t, good, bad, "--github-output", filepath.Join(t.TempDir(), "out"))
+	assert.Equal(t, code, 2)
+	assert.Check(t, is.Contains(out, "--github-output gives the step outputs of one runner"))
+}

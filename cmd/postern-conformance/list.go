@@ -89,7 +89,7 @@ type ruleEntry struct {
 
 func entries(rules []*checks.Rule) []ruleEntry {
 	faults := map[string][]string{}
-	for _, f := range append(fixtures.Faults(), fixtures.EntitlementFaults()...) {
+	for _, f := range fixtures.AllFaults() {
 		faults[f.Rule] = append(faults[f.Rule], f.Name)
 	}
 	covers := map[string][]string{}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -329,5 +330,73 @@ func TestLaunchTheNodeRunner(t *testing.T) {
 			code, out := run(t, args...)
 			assert.Equal(t, code, c.want, out)
 		})
+	}
+}
+
+// TestLaunchTheSlowRunner points the rules on the life of a run at a third
+// independent runner (testdata/slowrunner.py, written from the
+// specification without reading the checker), whose agent takes a second
+// or more: clean in its conformant configurations, and each of its
+// breaches caught by the rule it breaks. The configurations are checked
+// side by side on goroutines, since each takes its runs' time.
+func TestLaunchTheSlowRunner(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	t.Parallel()
+	const slow, overrun = "POSTERN_AGENT_SECONDS=1 ", "POSTERN_AGENT_SECONDS=2.2 POSTERN_MAX_RUN_SECONDS=1 "
+	cases := []struct {
+		env    string
+		caught map[string]string // rule → outcome
+		want   int
+	}{
+		{slow, nil, 0},
+		{overrun, nil, 0},
+		{slow + "POSTERN_BREACH=buffer", map[string]string{"4.3/events-as-completed": "FAIL"}, 1},
+		{overrun + "POSTERN_BREACH=no-timeout", map[string]string{"4.5/max-run-enforced": "FAIL", "4.5/stream-timeout-event": "WARN", "4.2/in-flight-repeat-bounded": "WARN"}, 1},
+		{overrun + "POSTERN_BREACH=timeout-500", map[string]string{"4.5/run-timeout-code": "WARN", "4.5/stream-timeout-event": "WARN"}, 0},
+		{slow + "POSTERN_BREACH=no-limit", map[string]string{"4.5/concurrency-limit": "WARN"}, 0},
+		{slow + "POSTERN_BREACH=ready-while-running", map[string]string{"4.4/running-in-flight": "WARN"}, 0},
+		{slow + "POSTERN_BREACH=no-abort", map[string]string{"4.5/abort-on-disconnect": "WARN"}, 0},
+		{overrun + "POSTERN_BREACH=hold-forever", map[string]string{"4.2/in-flight-repeat-bounded": "WARN"}, 0},
+	}
+	life := []string{"--rule", "4.5", "--rule", "4.4/running-in-flight", "--rule", "4.4/running-ends", "--rule", "4.3/events-as-completed", "--rule", "4.2/in-flight-repeat-bounded"}
+	problems := make([][]string, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := append([]string{"--launch", "exec env " + c.env + " python3 testdata/slowrunner.py", "--execute", "--json"}, life...)
+			var out, errOut bytes.Buffer
+			a := app()
+			a.Writer, a.ErrWriter = &out, &errOut
+			code := exitCode(a.Run(context.Background(), append([]string{"postern-conformance"}, args...)))
+			var rep struct {
+				Results []struct{ ID, Outcome string }
+			}
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				problems[i] = append(problems[i], fmt.Sprintf("no JSON report (%v): %s", err, errOut.String()))
+				return
+			}
+			if code != c.want {
+				problems[i] = append(problems[i], fmt.Sprintf("exit %d, want %d", code, c.want))
+			}
+			for _, r := range rep.Results {
+				want, named := c.caught[r.ID]
+				switch {
+				case named && r.Outcome != want:
+					problems[i] = append(problems[i], fmt.Sprintf("%s: %s, want %s", r.ID, r.Outcome, want))
+				case !named && (r.Outcome == "FAIL" || r.Outcome == "WARN" || r.Outcome == "ERROR"):
+					problems[i] = append(problems[i], fmt.Sprintf("%s: %s, want neither FAIL nor WARN", r.ID, r.Outcome))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, c := range cases {
+		for _, p := range problems[i] {
+			t.Errorf("%s: %s", c.env, p)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func listRunnerThings(cmd *cli.Command) bool {
 		}
 		return true
 	case cmd.Bool("list-faults"):
-		for _, f := range append(fixtures.Faults(), fixtures.EntitlementFaults()...) {
+		for _, f := range fixtures.AllFaults() {
 			where := "default posture"
 			if f.Posture != "" {
 				where = "posture " + f.Posture

@@ -1,0 +1,589 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
+)
+
+// §4.5 The life of a run, and the rules of §4.2, §4.3 and §4.4 that only
+// a run observed over time can decide: status while a run is in flight,
+// concurrency, the time limit, events written as they happen, a client
+// going away, and a repeat arriving while its first run is in flight.
+//
+// Every rule here runs the agent (--execute) and decides from timings it
+// measured: each SKIPs, with the numbers, where the runs were too quick to
+// tell, and each timing threshold comes from what the runner showed or is
+// stated in the finding. Rules that start the agent run one at a time, so
+// the runs a rule watches are the only ones the checker has in flight.
+var section4_5 = []*Rule{
+	{
+		ID: "4.4/running-in-flight", Section: "4.4", Level: 2, Keyword: Must, Binding: Inferred,
+		Title: "status reports state running while a run is in flight (inferred: §4.4 defines running without a keyword)",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			r := lifeRequest(t, protocol.Run, "", "a valid run, with status polled while it is in flight")
+			ex, polls := watch(t, func() *wire.Exchange { return send(t, t.Ctx, r, nil) })
+			t.Cite(ex)
+			if _, ok := spanOf(ex); !ok {
+				t.Skip("the valid run was answered %s, so no run was in flight to observe", ex.Brief())
+			}
+			margin := t.Session().Wait()
+			mid := within(polls, ex.Sent.Add(margin), endOf(ex).Add(-margin))
+			if len(mid) == 0 {
+				t.Skip("the run took %s; none of the %d status polls (one every %s) fell wholly inside it, %s clear of either end",
+					ms(ex.Elapsed), len(polls), ms(pollEvery(t)), ms(margin))
+			}
+			for _, p := range mid {
+				if p.state != "running" {
+					t.Cite(p.ex)
+					t.Fail(p.ex, "status answered state %q %s into a run that was answered only after %s; §4.4 reports running while a run is in flight (inferred: the states are defined without a keyword)",
+						p.state, ms(p.sent().Sub(ex.Sent)), ms(ex.Elapsed))
+					return
+				}
+			}
+			t.Note("%d status polls inside the %s run all answered running", len(mid), ms(ex.Elapsed))
+		},
+	},
+	{
+		ID: "4.4/running-ends", Section: "4.4", Level: 2, Keyword: Must, Binding: Inferred,
+		Title: "status leaves state running once no run is in flight (inferred: §4.4 defines running without a keyword)",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			verb := lifeVerb(t)
+			ex := post(t, lifeRequest(t, verb, "", "a valid "+verb+", after which status is read"))
+			if _, ok := spanOf(ex); !ok {
+				t.Skip("the valid request was answered %s, so no run was in flight to end", ex.Brief())
+			}
+			p, ok := awaitState(t, time.Now().Add(t.Session().Patience), notRunning)
+			if !ok {
+				t.Cite(p.ex)
+				t.Fail(p.ex, "status still answered %s %s after the run ended, with nothing else of the checker's in flight; §4.4 reports running only while a run is (inferred: the states are defined without a keyword)",
+					orAnswer(p), ms(time.Since(endOf(ex))))
+			}
+		},
+	},
+	{
+		ID: "4.5/concurrency-limit", Section: "4.5", Level: 2, Keyword: Must, Binding: Inferred,
+		Title: "a runner declaring max_concurrent_runs N does not run N+1 at once (inferred: §4.4 and §4.5 describe the bound without a keyword)",
+		Needs: append(runNeeds(), needLimit("max_concurrent_runs")),
+		Probe: func(t *T) {
+			n, _ := declaredLimit(t.Env, "max_concurrent_runs")
+			if n+1 > maxOverlap {
+				t.Skip("status declares max_concurrent_runs %d: the checker starts at most %d runs at once", n, maxOverlap)
+			}
+			o := overlapping(t, n+1)
+			switch {
+			case o.refused != nil:
+				t.Note("of %d runs started at once, one was refused %s after %s", n+1, o.refused.Brief(), ms(o.refused.Elapsed))
+			case len(o.other) > 0:
+				t.Skip("of %d runs started at once, one was answered %s, which only 503 unavailable means for a runner at capacity (§4.5); the §2.1 rules judge that answer", n+1, o.other[0].Brief())
+			case !o.truly:
+				t.Skip("all %d runs started at once were accepted, but they did not overlap: %s", n+1, o.why)
+			default:
+				t.Fail(o.last, "status declares max_concurrent_runs %d, yet %d runs were in flight at once and all were accepted (%s); §4.5 makes the declared number the ceiling (inferred: no keyword binds it)", n, n+1, o.why)
+			}
+		},
+	},
+	{
+		ID: "4.5/overlap-declared", Section: "4.5", Level: 2, Keyword: Should,
+		Title: "a runner that lets runs overlap declares limits.max_concurrent_runs",
+		Needs: append(runNeeds(), needNoLimit("max_concurrent_runs")),
+		Probe: func(t *T) {
+			o := overlapping(t, 2)
+			switch {
+			case o.refused != nil:
+				t.Note("of two runs started at once, one was refused %s: this runner does not let runs overlap", o.refused.Brief())
+			case len(o.other) > 0:
+				t.Skip("of two runs started at once, one was answered %s, so no overlap was shown", o.other[0].Brief())
+			case !o.truly:
+				t.Skip("both runs started at once were accepted, but they did not overlap: %s", o.why)
+			default:
+				t.Fail(o.last, "two runs were in flight at once (%s), and status declares no limits.max_concurrent_runs; §4.5 asks a runner permitting overlap to say how much", o.why)
+			}
+		},
+	},
+	{
+		ID: "4.5/max-run-enforced", Section: "4.5", Level: 2, Keyword: Required, Binding: Chain,
+		Chain: "§4.4 requires max_run_seconds where a limit is imposed and absent where none is: a run let past it shows the declared limit imposed nowhere",
+		Title: "no run goes on past the max_run_seconds status declares",
+		Needs: append(runNeeds(), needLimit("max_run_seconds")),
+		Probe: func(t *T) {
+			l := maxRunLimit(t)
+			r := lifeRequest(t, protocol.Run, "", "a valid run, timed against the declared max_run_seconds")
+			ex := t.Do(r)
+			switch {
+			case errors.Is(ex.Err, wire.ErrNoAnswer):
+				t.Fail(ex, "a valid run was still unanswered after %s, past the declared max_run_seconds of %d plus %s slack; a runner imposing that limit stops the run and answers 504 (§4.4, §4.5)", ms(ex.Elapsed), l, ms(limitSlack(l)))
+			case ex.Status == http.StatusOK && ex.Elapsed > limitReach(l):
+				again := t.Do(r)
+				if again.Status != http.StatusOK || again.Elapsed <= limitReach(l) {
+					t.Skip("a run answered 200 after %s, past the declared max_run_seconds of %d, but a second took %s and was answered %s: not confirmed", ms(ex.Elapsed), l, ms(again.Elapsed), again.Brief())
+				}
+				t.Fail(again, "two valid runs were answered 200 after %s and %s, past the declared max_run_seconds of %d plus %s slack: the limit status declares is not imposed (§4.4, §4.5)",
+					ms(ex.Elapsed), ms(again.Elapsed), l, ms(limitSlack(l)))
+			case ex.Status == http.StatusOK:
+				t.Skip("the run took %s, within the declared max_run_seconds of %d: nothing shows whether the limit is imposed", ms(ex.Elapsed), l)
+			case !ex.Answered() || ex.Elapsed < nearLimit(l):
+				t.Skip("the run was answered %s after %s, before it could reach the declared limit of %d s", ex.Brief(), ms(ex.Elapsed), l)
+			default:
+				t.Note("the run was stopped %s after it was sent (%s), against a declared limit of %d s", ms(ex.Elapsed), ex.Brief(), l)
+			}
+		},
+	},
+	{
+		ID: "4.5/run-timeout-code", Section: "4.5", Level: 2, Keyword: Must, Binding: Inferred,
+		Title: "a run stopped at max_run_seconds is answered 504 run_timeout (inferred: §4.5 and the §2.1 table say so without a keyword)",
+		Needs: append(runNeeds(), needLimit("max_run_seconds")),
+		Probe: func(t *T) {
+			l := maxRunLimit(t)
+			ex := t.Do(lifeRequest(t, protocol.Run, "", "a valid run, timed against the declared max_run_seconds"))
+			switch {
+			case ex.Status == http.StatusOK:
+				t.Skip("the run was answered 200 after %s, so it was not stopped at the limit (4.5/max-run-enforced judges a run let past it)", ms(ex.Elapsed))
+			case !ex.Answered() || ex.Elapsed < nearLimit(l):
+				t.Skip("the run was answered %s after %s, before it could reach the declared limit of %d s", ex.Brief(), ms(ex.Elapsed), l)
+			case ex.Is(http.StatusGatewayTimeout, "run_timeout"):
+			case ex.Elapsed > limitReach(l):
+				t.Skip("the run was answered %s after %s, well past the declared limit of %d s: not a stop at the limit", ex.Brief(), ms(ex.Elapsed), l)
+			default:
+				t.Fail(ex, "a run was answered %s after %s, as its declared max_run_seconds of %d ran out; a run stopped at its limit is answered 504 run_timeout, which tells a client its agent did not fail (§4.5, §2.1; inferred: neither says it with a keyword)",
+					ex.Brief(), ms(ex.Elapsed), l)
+			}
+		},
+	},
+	{
+		ID: "4.5/run-timeout-detail", Section: "4.5", Level: 2, Keyword: Should,
+		Title: "a run_timeout names the limit as error.detail.max_run_seconds, the value status declares",
+		Needs: append(runNeeds(), needLimit("max_run_seconds")),
+		Probe: func(t *T) {
+			l := maxRunLimit(t)
+			ex := t.Do(lifeRequest(t, protocol.Run, "", "a valid run, timed against the declared max_run_seconds"))
+			if !ex.Is(http.StatusGatewayTimeout, "run_timeout") {
+				t.Skip("the run was answered %s after %s, not stopped at its limit", ex.Brief(), ms(ex.Elapsed))
+			}
+			d, _ := ex.ErrorDetail().(map[string]any)
+			if v, ok := wholeNumber(d["max_run_seconds"]); !ok || int(v) != l {
+				t.Fail(ex, "the 504 run_timeout carries error.detail.max_run_seconds %s; §4.5 asks for the limit status declares, %d", show(d["max_run_seconds"]), l)
+			}
+		},
+	},
+	{
+		ID: "4.5/stream-timeout-event", Section: "4.5", Level: 3, Keyword: Must, Binding: Inferred,
+		Title: "a stream stopped at max_run_seconds ends with an error event carrying run_timeout (inferred: §4.5 says so without a keyword)",
+		Needs: append(runNeeds(), needLimit("max_run_seconds")),
+		Probe: func(t *T) {
+			l := maxRunLimit(t)
+			ex := t.Stream(lifeRequest(t, protocol.Stream, "", "a valid stream, timed against the declared max_run_seconds"), wire.StreamLimits{})
+			if ex.Status != http.StatusOK {
+				if ex.Answered() && ex.Elapsed >= nearLimit(l) && ex.Status >= 400 {
+					t.Fail(ex, "the stream was answered %s after %s, as its declared limit of %d s ran out; on a stream a run is under way once start is written, and the timeout arrives as an error event (§4.5; inferred: no keyword)", ex.Brief(), ms(ex.Elapsed), l)
+					return
+				}
+				t.Skip("the stream was answered %s after %s; no run reached the limit", ex.Brief(), ms(ex.Elapsed))
+			}
+			sp, ok := spanOf(ex)
+			if !ok {
+				t.Skip("the stream carried no start event (4.3/start-first judges that)")
+			}
+			end := sp.ended.Sub(ex.Sent)
+			switch {
+			case sp.terminal == nil && end >= nearLimit(l) && end <= limitReach(l):
+				t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with no error event; §4.5 ends a stream stopped at its limit with an error event carrying run_timeout (inferred: no keyword)", ms(end), l)
+			case sp.terminal == nil:
+				t.Skip("the stream did not end with done or error within what the checker read (%v)", ex.Err)
+			case end < nearLimit(l):
+				t.Skip("the stream ended with %s after %s, before it could reach the declared limit of %d s", sp.terminal.Name, ms(end), l)
+			case sp.terminal.Name == "done":
+				t.Fail(ex, "the stream ran %s, past the declared max_run_seconds of %d, and ended with done; §4.5 stops it at the limit with an error event carrying run_timeout (inferred: no keyword)", ms(end), l)
+			default:
+				code, _ := Path(payload(sp.terminal), "error", "code")
+				if code != "run_timeout" {
+					t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with an error event carrying code %s; §4.5 gives a stream stopped at its limit run_timeout (inferred: no keyword)", ms(end), l, show(code))
+				}
+			}
+		},
+	},
+	{
+		ID: "4.5/max-run-declared", Section: "4.5", Level: 2, Keyword: Required,
+		Title: "a runner that stops runs at a time limit declares it as limits.max_run_seconds",
+		Needs: append(runNeeds(), needNoLimit("max_run_seconds")),
+		Probe: func(t *T) {
+			verb := lifeVerb(t)
+			ex := post(t, lifeRequest(t, verb, "", "a valid "+verb+", to see whether a time limit stops it"))
+			if timedOut(ex) {
+				t.Fail(ex, "the runner stopped a run with run_timeout after %s, and status declares no limits.max_run_seconds; §4.4 requires the field wherever a runner imposes a limit", ms(ex.Elapsed))
+				return
+			}
+			t.Skip("the %s was answered %s after %s, not stopped at a time limit: nothing shows an undeclared one", verb, ex.Brief(), ms(ex.Elapsed))
+		},
+	},
+	{
+		ID: "4.3/events-as-completed", Section: "4.3", Level: 3, Keyword: Must,
+		Title: "a stream's events are written as each is complete, not held until the run ends",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			r := lifeRequest(t, protocol.Stream, "", "a valid stream, each event's arrival timed")
+			ex := t.Stream(r, wire.StreamLimits{})
+			held, looks := heldBack(t, ex)
+			switch {
+			case held != "":
+				again := t.Stream(r, wire.StreamLimits{})
+				if held2, _ := heldBack(t, again); held2 != "" {
+					t.Fail(again, "%s (seen on two streams; the first: %s); §4.3 writes each event as soon as it is complete", held2, held)
+					return
+				}
+				t.Skip("the first stream showed held-back events (%s), the second did not: not confirmed", held)
+			case looks != "":
+				t.Warn(ex, "%s; §4.3 writes each event as soon as it is complete (inferred: nothing the runner sent shows when its events were complete)", looks)
+			}
+		},
+	},
+	{
+		ID: "4.5/abort-on-disconnect", Section: "4.5", Level: 2, Keyword: Should,
+		Title: "a runner aborts a run whose client went away: status stops reporting it running",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			verb := lifeVerb(t)
+			full := tracked(t, verb)
+			bound := full / 2
+			if bound < 2*pollEvery(t) {
+				t.Skip("a whole run takes %s: too short to tell an abort from a run ending on its own", ms(full))
+			}
+			verbs := []string{protocol.Run}
+			if verb == protocol.Stream {
+				verbs = []string{protocol.Stream, protocol.Run}
+			}
+			for _, v := range verbs {
+				r := lifeRequest(t, v, "", "a valid "+v+", abandoned by the checker mid-run")
+				ex, left := hungUp(t, r, full/4)
+				t.Cite(ex)
+				if !errors.Is(ex.Err, wire.ErrHungUp) {
+					t.Skip("the %s meant to be abandoned was answered %s after %s, before the checker hung up", v, ex.Brief(), ms(ex.Elapsed))
+				}
+				if _, ok := awaitState(t, left.Add(bound), notRunning); ok {
+					t.Note("the %s abandoned %s after it was sent (%s) was off status within %s", v, ms(left.Sub(ex.Sent)), abandonedAt(v), ms(time.Since(left)))
+					continue
+				}
+				p, ended := awaitState(t, left.Add(full*3/2), notRunning)
+				t.Cite(p.ex)
+				kept := "past the checker's wait"
+				if ended {
+					kept = "until " + ms(p.answered().Sub(left)) + " after"
+				}
+				t.Fail(p.ex, "the checker hung up on a %s %s after sending it (%s), and status kept reporting running %s (a whole run takes %s); §4.5 asks a runner to abort a run whose client went away", v, ms(left.Sub(ex.Sent)), abandonedAt(v), kept, ms(full))
+				return
+			}
+		},
+	},
+	{
+		ID: "4.5/no-late-delivery", Section: "4.5", Level: 3, Keyword: MustNot,
+		Title: "an abandoned run's output is never delivered to a later request",
+		Needs: runNeeds(),
+		Probe: func(t *T) {
+			// Every run the checker abandoned so far, this rule's and any
+			// earlier rule's: none of their run_ids may come back.
+			gone := abandonedRuns(t.Session().Exchanges())
+			r := lifeRequest(t, protocol.Stream, "", "a valid stream, abandoned by the checker right after its start event")
+			ex, left := hungUp(t, r, 0)
+			sp, ok := spanOf(ex)
+			if !ok || sp.runID == "" || !errors.Is(ex.Err, wire.ErrHungUp) {
+				t.Skip("the stream meant to be abandoned gave no start event with a run_id to follow (answered %s)", ex.Brief())
+			}
+			if lateDelivery(t, ex, gone) {
+				return
+			}
+			gone[sp.runID] = ex
+			// A whole run shows how long the abandoned one had to go, had
+			// it not been aborted; status, where it says so, ends the wait
+			// sooner.
+			wr := lifeRequest(t, protocol.Stream, "", "a whole valid stream, without a key, sent after one was abandoned")
+			whole := untilAdmitted(t, func() *wire.Exchange { return send(t, t.Ctx, wr, nil) })
+			t.Cite(whole)
+			if lateDelivery(t, whole, gone) {
+				return
+			}
+			length := time.Second
+			if wsp, ok := spanOf(whole); ok {
+				length = max(wsp.length(), pollEvery(t))
+			}
+			awaitState(t, left.Add(length*3/2), notRunning)
+			nr := lifeRequest(t, protocol.Stream, "", "the same valid stream, without a key, once the abandoned run would have ended")
+			next := untilAdmitted(t, func() *wire.Exchange { return send(t, t.Ctx, nr, nil) })
+			t.Cite(next)
+			if _, ok := spanOf(next); !ok {
+				t.Skip("the stream after the abandoned one was answered %s with no start event", next.Brief())
+			}
+			lateDelivery(t, next, gone)
+		},
+	},
+	{
+		ID: "4.2/in-flight-repeat-bounded", Section: "4.2", Level: 2, Keyword: Should,
+		Title: "a repeat held behind its key's first run, still in flight, waits no longer than max_run_seconds",
+		Needs: append(keyedNeeds(), needLimit("max_run_seconds")),
+		Probe: func(t *T) {
+			l := maxRunLimit(t)
+			r := lifeRequest(t, protocol.Run, freshKey(), "a valid run under a fresh Idempotency-Key")
+			first := make(chan *wire.Exchange, 1)
+			go func() { first <- send(t, t.Ctx, r, nil) }()
+			// The repeat goes once the first is under way: the runner's own
+			// earned wait after it was sent.
+			sleep(t.Ctx, pollEvery(t))
+			r2 := r
+			r2.Note = "the same request again, while the first is in flight"
+			ctx, cancel := wire.HangUpAfter(t.Ctx, limitReach(l))
+			repeat := t.Session().Do(ctx, r2)
+			cancel()
+			ex := <-first
+			t.Cite(ex)
+			t.Cite(repeat)
+			switch {
+			case endOf(ex).Before(repeat.Sent):
+				t.Skip("the first run was answered %s after %s, before the repeat was sent", ex.Brief(), ms(ex.Elapsed))
+			case errors.Is(repeat.Err, wire.ErrHungUp):
+				t.Fail(repeat, "the repeat of a key whose first run was in flight was still unanswered after %s, past the declared max_run_seconds of %d plus %s slack (the first was answered %s after %s); §4.2 asks a runner holding a repeat to bound the wait by that limit",
+					ms(repeat.Elapsed), l, ms(limitSlack(l)), ex.Brief(), ms(ex.Elapsed))
+			case !repeat.Answered():
+				t.Skip("the repeat got no answer (%v)", repeat.Err)
+			case repeat.Status == http.StatusOK && ex.Status == http.StatusOK && repeat.Object()["run_id"] != ex.Object()["run_id"]:
+				t.Note("the repeat ran the agent again (run_id %s beside %s), which §4.2 allows a runner that does not hold", show(repeat.Object()["run_id"]), show(ex.Object()["run_id"]))
+			default:
+				t.Note("the repeat was answered %s after %s (the first: %s after %s)", repeat.Brief(), ms(repeat.Elapsed), ex.Brief(), ms(ex.Elapsed))
+			}
+		},
+	},
+}
+
+// untilAdmitted sends through send again while the runner answers 503
+// unavailable, as a run it has not yet finished aborting holds its only
+// slot: up to four times more, waiting twice as long each time from the
+// runner's own earned wait.
+func untilAdmitted(t *T, send func() *wire.Exchange) *wire.Exchange {
+	ex := send()
+	for i, wait := 0, pollEvery(t); i < 4 && ex.Is(http.StatusServiceUnavailable, "unavailable"); i, wait = i+1, wait*2 {
+		sleep(t.Ctx, wait)
+		ex = send()
+	}
+	return ex
+}
+
+// abandonedRuns are the run_ids of the streams in log the checker hung up
+// on, each with its exchange.
+func abandonedRuns(log []*wire.Exchange) map[string]*wire.Exchange {
+	gone := map[string]*wire.Exchange{}
+	for _, ex := range log {
+		if sp, ok := spanOf(ex); ok && sp.runID != "" && errors.Is(ex.Err, wire.ErrHungUp) {
+			gone[sp.runID] = ex
+		}
+	}
+	return gone
+}
+
+// lateDelivery fails the rule where ex, a stream without a key, was
+// answered as one of the abandoned runs.
+func lateDelivery(t *T, ex *wire.Exchange, gone map[string]*wire.Exchange) bool {
+	sp, ok := spanOf(ex)
+	if !ok {
+		return false
+	}
+	ids := []string{sp.runID}
+	if sp.terminal != nil {
+		if id, _ := payload(sp.terminal)["run_id"].(string); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		if was := gone[id]; was != nil && was != ex {
+			t.Cite(was)
+			t.Fail(ex, "the checker abandoned a stream right after its start (run_id %q); a later stream without an Idempotency-Key was answered as that run: its output went to another request, which §4.5 forbids", id)
+			return true
+		}
+	}
+	return false
+}
+
+// abandonedAt says when the checker hangs up on verb.
+func abandonedAt(verb string) string {
+	if verb == protocol.Stream {
+		return "right after its start event"
+	}
+	return "a quarter of a whole run's length in"
+}
+
+// maxOverlap is the most runs the checker starts at once: one request in
+// flight is left for status.
+const maxOverlap = 5
+
+// overlap is what runs started at once showed.
+type overlap struct {
+	refused *wire.Exchange   // a 503 unavailable, where one came
+	other   []*wire.Exchange // answers neither a result nor 503 unavailable
+	truly   bool             // every accepted run began before any ended
+	why     string           // the timings that say so, or why not
+	last    *wire.Exchange
+}
+
+// overlapping starts n valid runs at once (streams where the runner serves
+// them: their start events show when each run began) and reads whether
+// they truly overlapped: each began before any one ended. For runs, whose
+// start is unseen, all must be sent before any is answered, and they must
+// end together, not one agent-length apart as a queue would end them.
+func overlapping(t *T, n int) overlap {
+	verb := lifeVerb(t)
+	r := lifeRequest(t, verb, "", "one of several valid runs started at once")
+	exs := t.SideBySide(n, func(_ int, _ *engine.Session, ctx context.Context) *wire.Exchange { return send(t, ctx, r, nil) })
+	var o overlap
+	var spans []span
+	for _, ex := range exs {
+		o.last = ex
+		switch sp, ok := spanOf(ex); {
+		case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+			o.refused = ex
+		case ok && (ex.SSE == nil || sp.terminal != nil):
+			spans = append(spans, sp)
+		default:
+			o.other = append(o.other, ex)
+		}
+	}
+	if len(spans) < n {
+		return o
+	}
+	lastBegin, firstEnd := spans[0].began, spans[0].ended
+	shortest, lastEnd := spans[0].length(), spans[0].ended
+	for _, sp := range spans[1:] {
+		if sp.began.After(lastBegin) {
+			lastBegin = sp.began
+		}
+		if sp.ended.Before(firstEnd) {
+			firstEnd = sp.ended
+		}
+		if sp.ended.After(lastEnd) {
+			lastEnd = sp.ended
+		}
+		shortest = min(shortest, sp.length())
+	}
+	began := "the last began"
+	if verb == protocol.Run {
+		began = "the last was sent"
+	}
+	o.why = fmt.Sprintf("%s %s before the first ended; the shortest took %s", began, ms(firstEnd.Sub(lastBegin)), ms(shortest))
+	o.truly = lastBegin.Before(firstEnd)
+	if verb == protocol.Run {
+		o.why += fmt.Sprintf(", and they ended within %s of each other", ms(lastEnd.Sub(firstEnd)))
+		o.truly = o.truly && shortest >= 100*time.Millisecond && lastEnd.Sub(firstEnd) < shortest/2
+	}
+	if !o.truly {
+		o.why = "they did not overlap: " + o.why
+	}
+	return o
+}
+
+// timedOut reports whether ex shows a run stopped at a time limit: a 504
+// run_timeout, or a stream's error event carrying run_timeout.
+func timedOut(ex *wire.Exchange) bool {
+	if ex.Is(http.StatusGatewayTimeout, "run_timeout") {
+		return true
+	}
+	if ex.SSE == nil {
+		return false
+	}
+	for i := range ex.SSE.Events {
+		ev := &ex.SSE.Events[i]
+		if code, _ := Path(payload(ev), "error", "code"); ev.Name == "error" && code == "run_timeout" {
+			return true
+		}
+	}
+	return false
+}
+
+// tracked runs one whole valid run of verb with status polled, and returns
+// its length, skipping the rule where status cannot show a run's life: it
+// never said running inside the run, or still said so after it ended.
+func tracked(t *T, verb string) time.Duration {
+	r := lifeRequest(t, verb, "", "a whole valid "+verb+", with status polled, to learn how long a run takes")
+	ex, polls := watch(t, func() *wire.Exchange { return send(t, t.Ctx, r, nil) })
+	t.Cite(ex)
+	sp, ok := spanOf(ex)
+	if !ok {
+		t.Skip("the whole %s was answered %s, so there is no run to learn from", verb, ex.Brief())
+	}
+	running := false
+	for _, p := range within(polls, sp.began, sp.ended) {
+		running = running || p.state == "running"
+	}
+	if !running {
+		t.Skip("status never answered running during a whole %s run of %s (%d polls), so it cannot show what became of an abandoned one", verb, ms(sp.length()), len(polls))
+	}
+	if p, ok := awaitState(t, time.Now().Add(t.Session().Patience), notRunning); !ok {
+		t.Skip("status still answered %s after a whole run ended (4.4/running-ends judges that), so it cannot show an abort", orAnswer(p))
+	}
+	return sp.length()
+}
+
+// orAnswer names what a poll saw: its state, or its answer where it gave
+// none.
+func orAnswer(p poll) string {
+	if p.state != "" {
+		return "state " + p.state
+	}
+	return p.ex.Brief()
+}
+
+// heldBack reads a stream's arrival times. held is a finding the events
+// prove: a step reporting latency_ms whose started event arrived with its
+// finished one. looks is a finding they only suggest: every event arrived
+// in one burst at the end of a long run. Both are "" where the events
+// arrived spread out, or the run was too quick to tell.
+func heldBack(t *T, ex *wire.Exchange) (held, looks string) {
+	if ex.Status != http.StatusOK || ex.SSE == nil {
+		t.Skip("the valid stream was answered %s, so there are no events to time", ex.Brief())
+	}
+	var evs []*wire.SSEEvent
+	for i := range ex.SSE.Events {
+		if ev := &ex.SSE.Events[i]; ev.Name != "" || ev.Data != "" {
+			evs = append(evs, ev)
+		}
+	}
+	if len(evs) < 2 {
+		t.Skip("the stream carried %d event(s): nothing to time", len(evs))
+	}
+	last := evs[len(evs)-1]
+	total := last.At
+	if total < minTimedRun {
+		t.Skip("the stream ended %s after it was sent, under the %s it takes to tell events written as they happen from events held back", ms(total), ms(minTimedRun))
+	}
+	burst := max(50*time.Millisecond, total/10)
+	for i, fin := range evs {
+		p := payload(fin)
+		lat, ok := floatOf(p["latency_ms"])
+		if fin.Name != "step" || p["status"] != "finished" || !ok {
+			continue
+		}
+		latency := time.Duration(lat) * time.Millisecond
+		for j := i - 1; j >= 0; j-- {
+			sp := payload(evs[j])
+			if evs[j].Name != "step" || sp["name"] != p["name"] || sp["status"] != "started" {
+				continue
+			}
+			if gap := fin.At - evs[j].At; latency >= 5*burst/2 && gap < latency/2 {
+				return fmt.Sprintf("step %s reported latency_ms %d, yet its started event arrived only %s before its finished one, %s after the request: the started event was held back until the step was over",
+					show(p["name"]), int(lat), ms(gap), ms(fin.At)), ""
+			}
+			break
+		}
+	}
+	if evs[0].At >= total-burst {
+		return "", fmt.Sprintf("all %d events arrived within %s of the end, %s after the request was sent", len(evs), ms(total-evs[0].At), ms(total))
+	}
+	return "", ""
+}
+
+// minTimedRun is the shortest stream whose arrival times can show events
+// held back rather than written as they happened.
+const minTimedRun = 500 * time.Millisecond

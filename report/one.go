@@ -1,0 +1,34 @@
+package report
+
+// One result at a time, for a caller that reports each rule on its own,
+// as the Go test API (checks/posterntest) does with one subtest per rule.
+
+import (
+	"strings"
+
+	"github.com/sigrix-io/postern-conformance/checks"
+)
+
+// ResultText is res, a result of r, as WriteText draws it under its
+// section, without the report's indentation: the outcome (KNOWN for a
+// FAIL the baseline excuses), title and rule ID on the first line, then
+// why a MUST only warned, the findings and their evidence, the reason of a
+// SKIP or an ERROR, and the notes. Text from the runner is made safe as in
+// the text report.
+func ResultText(r *Report, res checks.Result, style Style) string {
+	t := newText(style)
+	t.result(r, res, 0)
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(t.b.String(), "\n") {
+		b.WriteString(strings.TrimPrefix(l, indentResult))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Known reports whether res is a FAIL the baseline of r excuses.
+func (r *Report) Known(res checks.Result) bool { return r.baselined(res) }
+
+// String is the tally as the text report's footer writes it:
+// "34 pass  0 fail  0 warn  2 skip", errors and known failures added
+// where there are any.
+func (c Counts) String() string { return countsLine(c) }
