@@ -184,8 +184,8 @@ func TestReadTargets(t *testing.T) {
 
 // Checks side by side share the registry, its facts and the embedded
 // schemas, and nothing else: under the race detector, runners of every
-// posture, checked with --execute all at once, each come to what it comes
-// to alone, and none FAILs.
+// posture checked all at once, and two checked with --execute side by
+// side, each come to what it comes to alone, and none FAILs.
 func TestConcurrentChecksShareNothingMutable(t *testing.T) {
 	var targets []string
 	for _, p := range fixtures.Postures() {
@@ -197,22 +197,27 @@ func TestConcurrentChecksShareNothingMutable(t *testing.T) {
 		u, _ := serve(t, fixtures.Config{Posture: p.Name}, nil)
 		targets = append(targets, u)
 	}
-	o := options()
-	o.Execute = true
-	res := fleet.Check(context.Background(), targets, fleet.Options{Check: o, Parallel: len(targets)})
-	for i, r := range res {
-		assert.NilError(t, r.Err, targets[i])
-		for _, x := range r.Results {
-			assert.Check(t, x.Outcome != checks.Fail && x.Outcome != checks.Error, "%s: %s %s %s", targets[i], x.Outcome, x.Rule.ID, x.Reason)
+	a, _ := serve(t, fixtures.Config{}, nil)
+	b, _ := serve(t, fixtures.Config{}, nil)
+	executed := options()
+	executed.Execute = true
+	for _, c := range []struct {
+		targets []string
+		o       checks.Options
+	}{{targets, options()}, {[]string{a, b}, executed}} {
+		res := fleet.Check(context.Background(), c.targets, fleet.Options{Check: c.o, Parallel: len(c.targets)})
+		for i, r := range res {
+			assert.NilError(t, r.Err, c.targets[i])
+			for _, x := range r.Results {
+				assert.Check(t, x.Outcome != checks.Fail && x.Outcome != checks.Error, "%s: %s %s %s", c.targets[i], x.Outcome, x.Rule.ID, x.Reason)
+			}
 		}
-	}
-	for i, target := range targets[:2] {
-		alone := o
-		alone.Target = target
+		alone := c.o
+		alone.Target = c.targets[0]
 		_, want, err := checks.Check(context.Background(), alone)
 		assert.NilError(t, err)
 		for j, w := range want {
-			assert.Check(t, is.Equal(res[i].Results[j].Outcome, w.Outcome), "%s %s", target, w.Rule.ID)
+			assert.Check(t, is.Equal(res[0].Results[j].Outcome, w.Outcome), "%s %s", alone.Target, w.Rule.ID)
 		}
 	}
 }
