@@ -55,6 +55,15 @@ type Env struct {
 	// secrets are values no report may show: the --header values, and what
 	// the credential rules found in the runner's own answers.
 	secrets []string
+	// judged memoises the violations of an exchange's whole body against a
+	// schema: several rules read the same answer (every refusal's
+	// envelope, the two documents), and validating is the costly part.
+	judged map[judgedKey][]schemas.Violation
+}
+
+type judgedKey struct {
+	doc string
+	ex  *wire.Exchange
 }
 
 // ErrNotARunner means the target answered, but not as a Postern runner.

@@ -225,7 +225,7 @@ func walkStrings(v any, at string, fn func(at, s string)) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			p := at + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(k)
+			p := at + "/" + pointerEscaper.Replace(k)
 			fn(p+" (a member name)", k)
 			walkStrings(x[k], p, fn)
 		}
@@ -275,7 +275,7 @@ func describeSecrets(doc map[string]any) []describeSecret {
 	}
 	walk(rest, "", func(bool) bool { return false })
 	// A secret used as a member name would be repeated by the pointer.
-	pointer := strings.NewReplacer("~", "~0", "/", "~1")
+	pointer := pointerEscaper
 	for i := range out {
 		for _, f := range out {
 			out[i].at = strings.ReplaceAll(out[i].at, pointer.Replace(f.hit.value), "[redacted]")
@@ -374,3 +374,6 @@ func blotStrings(v any, secrets []string) any {
 	}
 	return v
 }
+
+// pointerEscaper escapes a key as a JSON pointer token (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")

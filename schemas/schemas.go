@@ -386,7 +386,7 @@ func unpointer(frag string) []string {
 	}
 	var out []string
 	for _, t := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		out = append(out, strings.NewReplacer("~1", "/", "~0", "~").Replace(t))
+		out = append(out, pointerUnescaper.Replace(t))
 	}
 	return out
 }
@@ -440,7 +440,7 @@ func pointer(tokens []string) string {
 }
 
 func escape(tok string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
+	return pointerEscaper.Replace(tok)
 }
 
 // dedupe drops exact repeats from a sorted slice.
@@ -454,3 +454,10 @@ func dedupe(vs []Violation) []Violation {
 	}
 	return out
 }
+
+// pointerEscaper and pointerUnescaper turn a key into a JSON pointer token
+// and back (RFC 6901).
+var (
+	pointerEscaper   = strings.NewReplacer("~", "~0", "/", "~1")
+	pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
+)
