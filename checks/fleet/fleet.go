@@ -30,9 +30,10 @@ import (
 // engine.DefaultInFlight connections and its own body budget
 // (wire.DefaultBodyBudget), so the number bounds the sockets and the
 // memory a fleet of hostile runners can claim: eight is 48 connections and
-// 64 MiB of bodies at most, well within a small CI machine, and on the
-// two-core machine it already checks a hundred reference runners in a
-// fraction of a second (BenchmarkFleet).
+// 64 MiB of bodies at most, well within a small CI machine. On the
+// two-core machine a hundred reference runners in process take about two
+// seconds at any bound from four up (BenchmarkFleet): the processor, not
+// the bound, is then what limits.
 const DefaultParallel = 8
 
 // MaxParallel bounds Options.Parallel.
