@@ -31,6 +31,10 @@ func runnerConfig(cmd *cli.Command) (fixtures.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
+		if cmd.IsSet("posture") && f.Posture != "" && f.Posture != cfg.Posture {
+			fmt.Fprintf(cmd.Root().ErrWriter, "note: fault %s is planted in posture %s; under --posture %s its rule (%s) may find nothing to judge (leave --posture out to use %s)\n",
+				f.Name, f.Posture, cfg.Posture, f.Rule, f.Posture)
+		}
 		if !cmd.IsSet("posture") {
 			if cfg.Posture != "" && f.Posture != "" && cfg.Posture != f.Posture {
 				return cfg, fmt.Errorf("faults %v are planted in different postures; pick one with --posture", cfg.Faults)
@@ -199,6 +203,14 @@ func startRunner(cmd *cli.Command, port int) (*fixtures.Server, error) {
 		for _, name := range cfg.Faults {
 			if isEntitlementFault(name) {
 				fmt.Fprintf(os.Stderr, "note: fault %s lives in the entitlement client, which acts only with a distributor (serve --distributor URL --token T)\n", name)
+			}
+		}
+	}
+	// demo checks what it starts: a fault only a run shows needs --execute.
+	if slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "execute") }) && !cmd.Bool("execute") {
+		for _, name := range cfg.Faults {
+			if f, _ := fixtures.LookupFault(name); f.Execute {
+				fmt.Fprintf(cmd.Root().ErrWriter, "note: fault %s shows only in a run of the agent: add --execute\n", name)
 			}
 		}
 	}
