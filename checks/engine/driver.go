@@ -65,29 +65,37 @@ type run[E any] struct {
 	mu    sync.Mutex
 	facts map[Dep[E]]*factState
 
-	tally *tally
+	tally *Tally
 }
 
-// tally tells Suite.Progress how far the run has come.
-type tally struct {
+// Tally keeps the count a Progress is told: how many of total things
+// (rules, or a fleet's runners) are done, and the one under way longest.
+// Started and Done may be called from any goroutine; report is called one
+// call at a time. A Tally with no report does nothing.
+type Tally struct {
 	mu      sync.Mutex
 	report  Progress
 	total   int
-	decided int
-	running []string // rules being decided, oldest first
+	done    int
+	running []string // under way, oldest first
 }
 
-func (t *tally) started(id string) {
+// NewTally counts total things for report (which may be nil).
+func NewTally(report Progress, total int) *Tally { return &Tally{report: report, total: total} }
+
+// Started says the thing named id is under way.
+func (t *Tally) Started(id string) {
 	if t.report == nil {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.running = append(t.running, id)
-	t.report(t.decided, t.total, t.running[0])
+	t.report(t.done, t.total, t.running[0])
 }
 
-func (t *tally) decide(id string) {
+// Done says the thing named id is done.
+func (t *Tally) Done(id string) {
 	if t.report == nil {
 		return
 	}
@@ -96,12 +104,12 @@ func (t *tally) decide(id string) {
 	if i := slices.Index(t.running, id); i >= 0 {
 		t.running = slices.Delete(t.running, i, i+1)
 	}
-	t.decided++
+	t.done++
 	current := ""
 	if len(t.running) > 0 {
 		current = t.running[0]
 	}
-	t.report(t.decided, t.total, current)
+	t.report(t.done, t.total, current)
 }
 
 // Run evaluates the selected rules against env over sess. Every selected
@@ -131,7 +139,7 @@ func Run[E any](ctx context.Context, suite Suite[E], sess *Session, env E, selec
 			break
 		}
 	}
-	r.tally = &tally{report: suite.Progress, total: len(exec)}
+	r.tally = NewTally(suite.Progress, len(exec))
 	for _, rule := range exec {
 		for _, d := range rule.Requires {
 			r.startFact(d)
@@ -181,9 +189,9 @@ func (r *run[E]) pool(rules []*Rule[E], n int, keep func(Result[E])) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r.tally.started(rule.ID)
+			r.tally.Started(rule.ID)
 			keep(r.evaluate(rule))
-			r.tally.decide(rule.ID)
+			r.tally.Done(rule.ID)
 		}()
 	}
 	wg.Wait()

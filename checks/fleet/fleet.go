@@ -14,12 +14,12 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
@@ -82,7 +82,7 @@ func Check(ctx context.Context, targets []string, o Options) []Result {
 	}
 	n = min(n, MaxParallel)
 	out := make([]Result, len(targets))
-	tl := &tally{report: o.Progress, total: len(targets)}
+	tl := engine.NewTally(o.Progress, len(targets))
 	sem := make(chan struct{}, n)
 	var wg sync.WaitGroup
 	for i, target := range targets {
@@ -100,9 +100,9 @@ func Check(ctx context.Context, targets []string, o Options) []Result {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			tl.started(target)
+			tl.Started(target)
 			out[i] = one(ctx, target, o.Check)
-			tl.done(target)
+			tl.Done(target)
 		}()
 	}
 	wg.Wait()
@@ -122,42 +122,6 @@ func one(ctx context.Context, target string, o checks.Options) (res Result) {
 	o.Target, o.Progress = target, nil
 	res.Env, res.Results, res.Err = checks.Check(ctx, o)
 	return res
-}
-
-// tally tells Options.Progress how far the fleet has come.
-type tally struct {
-	mu      sync.Mutex
-	report  func(done, total int, current string)
-	total   int
-	n       int
-	running []string // targets being checked, oldest first
-}
-
-func (t *tally) started(target string) {
-	if t.report == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.running = append(t.running, target)
-	t.report(t.n, t.total, t.running[0])
-}
-
-func (t *tally) done(target string) {
-	if t.report == nil {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if i := slices.Index(t.running, target); i >= 0 {
-		t.running = slices.Delete(t.running, i, i+1)
-	}
-	t.n++
-	current := ""
-	if len(t.running) > 0 {
-		current = t.running[0]
-	}
-	t.report(t.n, t.total, current)
 }
 
 // Named is a target and where it was named ("targets.txt:3", "argument
