@@ -208,9 +208,27 @@ func redactHeaderArg(l string) string {
 }
 
 func writeReports(cmd *cli.Command, rep *report.Report) error {
+	return writeAll(cmd, renderings{
+		json:   func(w io.Writer) error { return report.WriteJSON(w, rep) },
+		text:   func(w io.Writer, s report.Style) error { return report.WriteText(w, rep, s) },
+		junit:  func(w io.Writer) error { return report.WriteJUnit(w, rep) },
+		github: func() error { return writeGitHub(cmd, rep) },
+	})
+}
+
+// renderings are one run's report in each format, for writeAll.
+type renderings struct {
+	json, junit func(io.Writer) error
+	text        func(io.Writer, report.Style) error
+	github      func() error
+}
+
+// writeAll writes the reports as the flags ask: text or JSON on stdout,
+// JSON and JUnit files, then what GitHub reads.
+func writeAll(cmd *cli.Command, r renderings) error {
 	w := cmd.Root().Writer
 	if cmd.Bool("json") {
-		if err := report.WriteJSON(w, rep); err != nil {
+		if err := r.json(w); err != nil {
 			return err
 		}
 	} else {
@@ -219,21 +237,21 @@ func writeReports(cmd *cli.Command, rep *report.Report) error {
 			style = report.AutoStyle(f)
 			style.Verbose = cmd.Bool("verbose")
 		}
-		if err := githubPaused(cmd, w, func() error { return report.WriteText(w, rep, style) }); err != nil {
+		if err := githubPaused(cmd, w, func() error { return r.text(w, style) }); err != nil {
 			return err
 		}
 	}
 	if f := cmd.String("json-file"); f != "" {
-		if err := writeFile(f, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+		if err := writeFile(f, r.json); err != nil {
 			return err
 		}
 	}
 	if f := cmd.String("junit"); f != "" {
-		if err := writeFile(f, func(w io.Writer) error { return report.WriteJUnit(w, rep) }); err != nil {
+		if err := writeFile(f, r.junit); err != nil {
 			return err
 		}
 	}
-	return writeGitHub(cmd, rep)
+	return r.github()
 }
 
 func writeFile(name string, write func(io.Writer) error) error {

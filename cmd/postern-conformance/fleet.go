@@ -115,35 +115,14 @@ func readTargets(cmd *cli.Command, name string) ([]fleet.Named, error) {
 	return fleet.ReadTargets(f, name)
 }
 
-// writeFleetReports writes the fleet's reports as the flags ask: text or
-// JSON on stdout, JSON and JUnit files.
+// writeFleetReports writes the fleet's reports as the flags ask (writeAll).
 func writeFleetReports(cmd *cli.Command, f *report.Fleet) error {
-	w := cmd.Root().Writer
-	if cmd.Bool("json") {
-		if err := report.WriteFleetJSON(w, f); err != nil {
-			return err
-		}
-	} else {
-		style := report.Style{Verbose: cmd.Bool("verbose")}
-		if out, ok := w.(*os.File); ok && !cmd.Bool("no-color") {
-			style = report.AutoStyle(out)
-			style.Verbose = cmd.Bool("verbose")
-		}
-		if err := githubPaused(cmd, w, func() error { return report.WriteFleetText(w, f, style) }); err != nil {
-			return err
-		}
-	}
-	if name := cmd.String("json-file"); name != "" {
-		if err := writeFile(name, func(w io.Writer) error { return report.WriteFleetJSON(w, f) }); err != nil {
-			return err
-		}
-	}
-	if name := cmd.String("junit"); name != "" {
-		if err := writeFile(name, func(w io.Writer) error { return report.WriteFleetJUnit(w, f) }); err != nil {
-			return err
-		}
-	}
-	return writeFleetGitHub(cmd, f)
+	return writeAll(cmd, renderings{
+		json:   func(w io.Writer) error { return report.WriteFleetJSON(w, f) },
+		text:   func(w io.Writer, s report.Style) error { return report.WriteFleetText(w, f, s) },
+		junit:  func(w io.Writer) error { return report.WriteFleetJUnit(w, f) },
+		github: func() error { return writeFleetGitHub(cmd, f) },
+	})
 }
 
 // writeFleetGitHub is writeGitHub (github.go) for a fleet: each checked
