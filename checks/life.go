@@ -155,10 +155,11 @@ func needNoLimit(name string) Need {
 }
 
 // limitSlack is how far past a declared max_run_seconds a run may be seen
-// to end before the checker calls the limit unenforced: half a second and
-// a tenth of the limit, for the runner's own timer and the network.
+// to end before the checker calls the limit unenforced: a second and a
+// tenth of the limit, for the runner's own timer, what it does before its
+// clock starts, and the network.
 func limitSlack(limit int) time.Duration {
-	return 500*time.Millisecond + time.Duration(limit)*time.Second/10
+	return time.Second + time.Duration(limit)*time.Second/10
 }
 
 // limitReach is how long after its request a run stopped at limit is
