@@ -36,13 +36,7 @@ var section4_5 = []*Rule{
 			var notes []string
 			polled := false
 			for _, verb := range verbs {
-				r := lifeRequest(t, verb, "", "a valid "+verb+", with status polled while it is in flight")
-				ex, polls := watch(t, func() *wire.Exchange { return send(t, t.Ctx, r, nil) })
-				t.Cite(ex)
-				sp, ok := spanOf(ex)
-				if !ok {
-					t.Skip("the valid %s was answered %s, so no run was in flight to observe", verb, ex.Brief())
-				}
+				sp, polls := watched(t, verb, "a valid "+verb+", with status polled while it is in flight")
 				// A run is in flight from its request (a stream: from its
 				// start event) to its answer (its terminal event), each end
 				// kept an earned wait clear of.
@@ -539,17 +533,25 @@ func timedOut(ex *wire.Exchange) bool {
 	return false
 }
 
-// tracked runs one whole valid run of verb with status polled, and returns
-// its length, skipping the rule where status cannot show a run's life: it
-// never said running inside the run, or still said so after it ended.
-func tracked(t *T, verb string) time.Duration {
-	r := lifeRequest(t, verb, "", "a whole valid "+verb+", with status polled, to learn how long a run takes")
+// watched sends one valid request to verb with status polled while it
+// lives, and returns the run's span and the polls, skipping the rule where
+// the answer shows no run (a refusal).
+func watched(t *T, verb, note string) (span, []poll) {
+	r := lifeRequest(t, verb, "", note)
 	ex, polls := watch(t, func() *wire.Exchange { return send(t, t.Ctx, r, nil) })
 	t.Cite(ex)
 	sp, ok := spanOf(ex)
 	if !ok {
-		t.Skip("the whole %s was answered %s, so there is no run to learn from", verb, ex.Brief())
+		t.Skip("the valid %s was answered %s, so no run was in flight to observe", verb, ex.Brief())
 	}
+	return sp, polls
+}
+
+// tracked runs one whole valid run of verb with status polled, and returns
+// its length, skipping the rule where status cannot show a run's life: it
+// never said running inside the run, or still said so after it ended.
+func tracked(t *T, verb string) time.Duration {
+	sp, polls := watched(t, verb, "a whole valid "+verb+", with status polled, to learn how long a run takes")
 	running := false
 	for _, p := range within(polls, sp.began, sp.ended) {
 		running = running || p.state == "running"
