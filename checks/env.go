@@ -59,6 +59,9 @@ type Env struct {
 	// schema: several rules read the same answer (every refusal's
 	// envelope, the two documents), and validating is the costly part.
 	judged map[judgedKey][]schemas.Violation
+	// preflights are the preflights sent so far, by verb and origin
+	// (sentPreflight).
+	preflights map[string]*sharedExchange
 }
 
 type judgedKey struct {

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
@@ -137,7 +138,7 @@ var section2_3 = []*Rule{
 		Title: "Origin: null is never admitted",
 		Probe: func(t *T) {
 			exs := []*wire.Exchange{
-				t.Do(preflight(t, "run", "null")),
+				sentPreflight(t, "run", "null"),
 				t.Do(withOrigin(wire.Get("describe"), "null", "a read from an opaque origin (sandbox, file://)")),
 			}
 			// A runner may decide the origin on POST answers apart from the
@@ -198,6 +199,34 @@ func preflight(t *T, verb, origin string) wire.Request {
 		Note: fmt.Sprintf("a browser's preflight for %s %s from %s, without the --header values", method, verb, origin)}
 }
 
+// sentPreflight is the preflight for verb from origin (preflight), sent
+// once per run and cited by every rule that reads it: a browser asks the
+// same question the same way whichever rule models it, and a dozen rules
+// read the allowed origin's preflight on run.
+func sentPreflight(t *T, verb, origin string) *wire.Exchange {
+	e := t.Env
+	key := verb + " " + origin
+	e.mu.Lock()
+	if e.preflights == nil {
+		e.preflights = map[string]*sharedExchange{}
+	}
+	sh := e.preflights[key]
+	if sh == nil {
+		sh = &sharedExchange{}
+		e.preflights[key] = sh
+	}
+	e.mu.Unlock()
+	sh.once.Do(func() { sh.ex = t.Session().Do(t.Ctx, preflight(t, verb, origin)) })
+	t.Cite(sh.ex)
+	return sh.ex
+}
+
+// sharedExchange is an exchange sent once for every rule that reads it.
+type sharedExchange struct {
+	once sync.Once
+	ex   *wire.Exchange
+}
+
 // withOrigin adds an Origin header to r.
 func withOrigin(r wire.Request, origin, note string) wire.Request {
 	h := r.Header.Clone()
@@ -252,7 +281,7 @@ func preflightHandled(id string, kw Keyword, verbs ...string) *Rule {
 			}
 			for _, verb := range verbs {
 				for _, o := range origins {
-					ex := t.Do(preflight(t, verb, o))
+					ex := sentPreflight(t, verb, o)
 					if why := unhandled(ex); why != "" {
 						t.Fail(ex, "OPTIONS %s from %s got %s; §2.3 wants the preflight answered (a 2xx, or a refusal in any other status), not left unhandled",
 							verb, o, why)
@@ -272,7 +301,7 @@ func probeUnconditional(t *T) {
 		state = Str(t.Env.Status.Obj, "entitlement", "state")
 	}
 	for _, verb := range []string{"run", "stream"} {
-		ex := t.Do(preflight(t, verb, t.Env.Origin))
+		ex := sentPreflight(t, verb, t.Env.Origin)
 		var when []string
 		if t.Env.Client.HasHeader("Authorization") {
 			when = append(when, "without the runner's Authorization")
@@ -334,7 +363,7 @@ type preflightAnswer struct {
 func admitted(t *T, verbs ...string) []preflightAnswer {
 	var out []preflightAnswer
 	for _, verb := range verbs {
-		ex := t.Do(preflight(t, verb, t.Env.Origin))
+		ex := sentPreflight(t, verb, t.Env.Origin)
 		owner := "2.3/preflight-reads"
 		if isPost(verb) {
 			owner = "2.3/preflight-unconditional"
@@ -524,7 +553,7 @@ func originOf(ex *wire.Exchange) string {
 }
 
 func probeNoWildcard(t *T) {
-	t.Do(preflight(t, "run", strangerOrigin))
+	sentPreflight(t, "run", strangerOrigin)
 	t.Do(withOrigin(wire.Get("describe"), strangerOrigin, "a cross-origin read from an origin nobody configured"))
 	sweepHeaders(t, func(ex *wire.Exchange) string {
 		for _, v := range ex.Header.Values(allowOrigin) {
@@ -610,7 +639,7 @@ func judgeAdmission(t *T, ex *wire.Exchange, origin, what, why string) {
 const unconfigured = "§2.3 forbids admitting an origin the runner was not configured with"
 
 func probeUnconfigured(t *T) {
-	judgeAdmission(t, t.Do(preflight(t, "run", strangerOrigin)), strangerOrigin, "an origin nobody configured", unconfigured)
+	judgeAdmission(t, sentPreflight(t, "run", strangerOrigin), strangerOrigin, "an origin nobody configured", unconfigured)
 	judgeAdmission(t, t.Do(withOrigin(wire.Get("describe"), strangerOrigin, "a cross-origin read from an origin nobody configured")),
 		strangerOrigin, "an origin nobody configured", unconfigured)
 	// A runner may decide the origin on POST answers apart from the rest; a
@@ -631,7 +660,7 @@ func probeUnconfigured(t *T) {
 		t.Note("--origin %q is not a scheme://host[:port] origin; no near misses tried", t.Env.Origin)
 	}
 	for _, m := range misses {
-		ex := t.Do(preflight(t, "run", m.origin))
+		ex := sentPreflight(t, "run", m.origin)
 		if m.same {
 			if acao := strings.TrimSpace(ex.Header.Get(allowOrigin)); acao != "" && acao != "*" {
 				t.Note("OPTIONS run from %s (--origin %s %s) answered %s: %s; harmless: it is the allowed origin once normalised (RFC 6454), and no browser sends it spelled so",
@@ -649,7 +678,7 @@ func probeNoCredentials(t *T) {
 	if o == "" {
 		o = strangerOrigin
 	}
-	t.Do(preflight(t, "run", o))
+	sentPreflight(t, "run", o)
 	t.Do(withOrigin(wire.Get("describe"), o, "a cross-origin read"))
 	sweepHeaders(t, func(ex *wire.Exchange) string {
 		if v := ex.Header.Values(allowCredentials); len(v) > 0 {
@@ -663,7 +692,7 @@ func probeNoCredentials(t *T) {
 func probeRefusedPreflight(t *T) {
 	judged := 0
 	for _, verb := range []string{"run", "describe"} {
-		ex := t.Do(preflight(t, verb, strangerOrigin))
+		ex := sentPreflight(t, verb, strangerOrigin)
 		if why := unhandled(ex); why != "" {
 			t.Note("OPTIONS %s from %s got %s: set aside (2.3/preflight-* report it)", verb, strangerOrigin, why)
 			continue
@@ -713,7 +742,7 @@ func probeAnyLevel(t *T) {
 	}
 	other := t.Env.Client.HasHeader("Authorization") || (state != "" && state != "not_required" && state != "active")
 	for _, verb := range above {
-		ex := t.Do(preflight(t, verb, t.Env.Origin))
+		ex := sentPreflight(t, verb, t.Env.Origin)
 		switch {
 		case admits(ex):
 		case other:
