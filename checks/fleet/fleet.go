@@ -31,9 +31,9 @@ import (
 // (wire.DefaultBodyBudget), so the number bounds the sockets and the
 // memory a fleet of hostile runners can claim: eight is 48 connections and
 // 64 MiB of bodies at most, well within a small CI machine. On the
-// two-core machine a hundred reference runners in process take about two
-// seconds at any bound from four up (BenchmarkFleet): the processor, not
-// the bound, is then what limits.
+// two-core machine a hundred reference runners in process take under two
+// seconds (BenchmarkFleet), and there the processor, not the bound, is
+// what limits.
 const DefaultParallel = 8
 
 // MaxParallel bounds Options.Parallel.
