@@ -10,7 +10,6 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
 	"github.com/sigrix-io/postern-conformance/report"
-	"github.com/sigrix-io/postern-conformance/report/github"
 	"github.com/sigrix-io/postern-conformance/report/markdown"
 	"github.com/urfave/cli/v3"
 )
@@ -149,28 +148,7 @@ func writeFleetGitHub(cmd *cli.Command, f *report.Fleet) error {
 		}
 		return nil
 	}
-	if githubMode(cmd) {
-		w := cmd.Root().Writer
-		if cmd.Bool("json") {
-			w = cmd.Root().ErrWriter
-		}
-		for _, rep := range reps {
-			if err := github.Write(w, rep); err != nil {
-				return err
-			}
-		}
-		if name := os.Getenv(envStepSummary); name != "" && os.Getenv(envGitHubActions) == "true" {
-			if err := appendFile(name, summary); err != nil {
-				return fmt.Errorf("$%s: %w", envStepSummary, err)
-			}
-		}
-	}
-	if name := cmd.String("markdown"); name != "" {
-		if err := writeFile(name, summary); err != nil {
-			return fmt.Errorf("--markdown: %w", err)
-		}
-	}
-	return nil
+	return annotate(cmd, reps, summary)
 }
 
 // writeFleetBaseline writes --write-baseline: every rule that FAILs on

@@ -61,29 +61,41 @@ func githubPaused(cmd *cli.Command, w io.Writer, write func() error) error {
 // when stdout carries the JSON report), the Markdown file, the step
 // summary, and the step outputs.
 func writeGitHub(cmd *cli.Command, rep *report.Report) error {
-	if githubMode(cmd) {
-		w := cmd.Root().Writer
-		if cmd.Bool("json") {
-			w = cmd.Root().ErrWriter
-		}
-		if err := github.Write(w, rep); err != nil {
-			return err
-		}
-		if name := os.Getenv(envStepSummary); name != "" && os.Getenv(envGitHubActions) == "true" {
-			if err := appendFile(name, func(w io.Writer) error { return markdown.Write(w, rep) }); err != nil {
-				return fmt.Errorf("$%s: %w", envStepSummary, err)
-			}
-		}
-	}
-	if name := cmd.String("markdown"); name != "" {
-		if err := writeFile(name, func(w io.Writer) error { return markdown.Write(w, rep) }); err != nil {
-			return fmt.Errorf("--markdown: %w", err)
-		}
+	if err := annotate(cmd, []*report.Report{rep}, func(w io.Writer) error { return markdown.Write(w, rep) }); err != nil {
+		return err
 	}
 	if name := cmd.String("github-output"); name != "" {
 		files := github.Files{JSON: absPath(cmd.String("json-file")), JUnit: absPath(cmd.String("junit"))}
 		if err := appendFile(name, func(w io.Writer) error { return github.WriteOutputs(w, rep, files) }); err != nil {
 			return fmt.Errorf("--github-output: %w", err)
+		}
+	}
+	return nil
+}
+
+// annotate writes what a workflow reads, in GitHub mode: the annotations
+// of each report (to stdout, or stderr where JSON is on stdout) and summary
+// appended to the step summary; and summary to the --markdown file.
+func annotate(cmd *cli.Command, reps []*report.Report, summary func(io.Writer) error) error {
+	if githubMode(cmd) {
+		w := cmd.Root().Writer
+		if cmd.Bool("json") {
+			w = cmd.Root().ErrWriter
+		}
+		for _, rep := range reps {
+			if err := github.Write(w, rep); err != nil {
+				return err
+			}
+		}
+		if name := os.Getenv(envStepSummary); name != "" && os.Getenv(envGitHubActions) == "true" {
+			if err := appendFile(name, summary); err != nil {
+				return fmt.Errorf("$%s: %w", envStepSummary, err)
+			}
+		}
+	}
+	if name := cmd.String("markdown"); name != "" {
+		if err := writeFile(name, summary); err != nil {
+			return fmt.Errorf("--markdown: %w", err)
 		}
 	}
 	return nil
