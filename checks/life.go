@@ -193,15 +193,6 @@ func lifeVerb(t *T) string {
 	return protocol.Run
 }
 
-// send sends r through the session, as a stream where it is one, under
-// ctx: for the goroutines of watch and of side-by-side runs.
-func send(t *T, ctx context.Context, r wire.Request, until func(wire.SSEEvent) bool) *wire.Exchange {
-	if r.Path == wire.Prefix+protocol.Stream {
-		return t.Session().Stream(ctx, r, wire.StreamLimits{Until: until})
-	}
-	return t.Session().Do(ctx, r)
-}
-
 // span is a run as the checker saw it: when it began (a stream's start
 // event; a run's request) and when it ended (the terminal event; the
 // answer), or ok false where it did not run to an end: a refusal, or a

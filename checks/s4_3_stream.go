@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -320,10 +321,18 @@ func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T)
 // reader, which reads a 200 as it arrives, under the client's caps on
 // bytes, events and time, and notes when each event came.
 func post(t *T, r wire.Request) *wire.Exchange {
+	ex := send(t, t.Ctx, r, nil)
+	t.Cite(ex)
+	return ex
+}
+
+// send sends r through the session, as a stream where it is one, under
+// ctx: for the goroutines of watch and of side-by-side runs.
+func send(t *T, ctx context.Context, r wire.Request, until func(wire.SSEEvent) bool) *wire.Exchange {
 	if r.Path == wire.Prefix+protocol.Stream {
-		return t.Stream(r, wire.StreamLimits{})
+		return t.Session().Stream(ctx, r, wire.StreamLimits{Until: until})
 	}
-	return t.Do(r)
+	return t.Session().Do(ctx, r)
 }
 
 // readStream is the events of a 200 stream read to its end, or it skips

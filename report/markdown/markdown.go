@@ -321,15 +321,7 @@ func bodyLines(prefix string, b []byte) []string {
 func (d *doc) fence(indent string, lines []string) {
 	longest := 0
 	for _, l := range lines {
-		run := 0
-		for _, c := range l {
-			if c == '`' {
-				run++
-				longest = max(longest, run)
-			} else {
-				run = 0
-			}
-		}
+		longest = max(longest, backticks(l))
 	}
 	f := strings.Repeat("`", max(3, longest+1))
 	d.line(indent, f, "text")
@@ -424,6 +416,17 @@ var htmlEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"
 // (GitHub splits table cells even inside code).
 func Code(s string) string {
 	s = strings.ReplaceAll(report.Clean(s), "|", `\|`)
+	longest := backticks(s)
+	f := strings.Repeat("`", longest+1)
+	if longest > 0 || strings.HasPrefix(s, " ") {
+		return f + " " + s + " " + f
+	}
+	return f + s + f
+}
+
+// backticks is the longest run of backticks in s: a code span or fence
+// around s needs one more.
+func backticks(s string) int {
 	longest, run := 0, 0
 	for _, c := range s {
 		if c == '`' {
@@ -433,9 +436,5 @@ func Code(s string) string {
 			run = 0
 		}
 	}
-	f := strings.Repeat("`", longest+1)
-	if longest > 0 || strings.HasPrefix(s, " ") {
-		return f + " " + s + " " + f
-	}
-	return f + s + f
+	return longest
 }
