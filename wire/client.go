@@ -204,12 +204,10 @@ type Exchange struct {
 	Cap     int64
 	Err     error // transport failure: no (complete) answer; see ErrNoAnswer
 	Elapsed time.Duration
-	// Sent is when the request was sent, and HeadAt when its answer's head
-	// arrived, measured from Sent (zero where none did): with Elapsed and
-	// each event's At they place an exchange on the same clock as the
-	// others, for the rules that judge what overlapped (§4.5).
-	Sent   time.Time
-	HeadAt time.Duration
+	// Sent is when the request was sent: with Elapsed and each event's At
+	// it places an exchange on the same clock as the others, for the rules
+	// that judge what overlapped (§4.5).
+	Sent time.Time
 
 	// SSE is the event stream of a 200 answer read by Client.Stream, as
 	// far as it was read; nil otherwise.
@@ -272,9 +270,6 @@ func (c *Client) send(ctx context.Context, r Request) (*Exchange, *http.Response
 	start := time.Now()
 	ex.Sent = start
 	resp, err := c.http.Do(req)
-	if err == nil {
-		ex.HeadAt = time.Since(start)
-	}
 	if err != nil {
 		ex.Elapsed = time.Since(start)
 		ex.Err = classify(ctx, err)
