@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -70,6 +71,10 @@ type Options struct {
 	// Progress, where set, is told how far the walk has come (see
 	// engine.Suite.Progress).
 	Progress engine.Progress
+	// Headers are sent on every request to a runner, for one that requires
+	// inbound authentication of its own (§7; --header). Their values are
+	// redacted from the evidence.
+	Headers http.Header
 }
 
 // The defaults.
@@ -88,6 +93,8 @@ type Launcher interface {
 }
 
 // Vars are what a launched runner is told (see VarDistributor and beside).
+// Distributor and Token are empty for the step that launches a runner with
+// no distributor configured (§5.1); the variables are then left out.
 type Vars struct {
 	Distributor, Token, State string
 }
@@ -108,9 +115,11 @@ type Command struct {
 
 // Launch starts the command.
 func (c Command) Launch(ctx context.Context, v Vars) (Instance, error) {
-	r, err := launch.StartWith(ctx, c.Line, []string{
-		VarDistributor + "=" + v.Distributor, VarToken + "=" + v.Token, VarState + "=" + v.State,
-	}, c.Timeout, c.Stderr)
+	env := []string{VarState + "=" + v.State}
+	if v.Distributor != "" {
+		env = append(env, VarDistributor+"="+v.Distributor, VarToken+"="+v.Token)
+	}
+	r, err := launch.StartWith(ctx, c.Line, env, c.Timeout, c.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +138,9 @@ type Env struct {
 	Clock clock.Clock
 	// state is the parent of every step's state directory.
 	state string
+	// log is the walk's session: every step's exchanges are recorded in
+	// it, for the sweeps over every refusal (s2_sweeps.go).
+	log *engine.Session
 }
 
 // Walk runs the selected rules against runners Launch starts. An error
@@ -176,6 +188,7 @@ func Walk(ctx context.Context, o Options) (*Env, []engine.Result[*Env], error) {
 	// One client serves the engine's session; each step speaks to its own
 	// runner through a client of its own (walk.go).
 	sess := engine.NewSession(wire.New(mustURL(d.URL), wire.Options{Timeout: o.Timeout}), o.Timeout, 0)
+	env.log = sess
 	suite := engine.Suite[*Env]{Rules: All(), Progress: o.Progress}
 	if _, fake := c.(*clock.Fake); fake {
 		suite.Workers = 1 // the walk moves a shared fake clock: one step at a time

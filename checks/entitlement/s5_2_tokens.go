@@ -49,11 +49,10 @@ var section5_2 = []*Rule{
 			for _, verb := range []string{"status", "describe"} {
 				r := wire.Get(verb)
 				r.Note = "looking for the token in the answer"
-				seen = append(seen, s.sess.Do(t.Ctx, r))
+				seen = append(seen, s.do(r))
 			}
-			seen = append(seen, s.refusal("looking for the token in the answer"))
+			seen = append(seen, s.served("looking for the token in the answer")...)
 			for _, ex := range seen {
-				t.Cite(ex)
 				if holds(ex, s.token) {
 					t.Fail(ex, "%s answered with the entitlement token in its body or headers; §5.2 has tokens never reach a client (inferred: no bold keyword)", ex.RequestLine())
 				}

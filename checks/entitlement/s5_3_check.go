@@ -20,8 +20,7 @@ var section5_3 = []*Rule{
 			for _, verb := range []string{"status", "describe"} {
 				r := wire.Get(verb)
 				r.Note = "the distributor has never answered: the entitlement is unknown"
-				ex := s.sess.Do(t.Ctx, r)
-				t.Cite(ex)
+				ex := s.do(r)
 				if ex.Status != http.StatusOK {
 					t.Fail(ex, "with the entitlement unknown, GET %s answered %s; §4.4 and §4.1 have both answer whatever the entitlement, and §5.7.4 leaves them unaffected throughout", verb, ex.Brief())
 				}
@@ -52,8 +51,7 @@ var section5_3 = []*Rule{
 			c := s.anyCheck()
 			r := wire.Get("describe")
 			r.Note = "the agent the runner serves, to compare with the one it checked"
-			ex := s.sess.Do(t.Ctx, r)
-			t.Cite(ex)
+			ex := s.do(r)
 			id, _ := ex.Object()["agent"].(map[string]any)["id"].(string)
 			if id == "" {
 				t.Skip("describe gave no agent.id to compare with (the runner check judges describe)")
@@ -104,8 +102,36 @@ var section5_3 = []*Rule{
 			defer s.stop()
 			s.firstCheck()
 			s.waitUntil(ends.Add(s.slack()))
-			if ex := s.refusal("the access_ends_at date has passed, within the window of an active answer"); !ex.Is(http.StatusBadRequest, "") {
-				t.Fail(ex, "with the entitlement active and only access_ends_at passed, run answered %s; §5.3: the date alone never refuses a run, a later revoked does", ex.Brief())
+			expectInForce(t, s.refusals("the access_ends_at date has passed, within the window of an active answer"),
+				"with the entitlement active and only access_ends_at passed,", "§5.3: the date alone never refuses a run, a later revoked does")
+		},
+	},
+	{
+		ID: "5.3/refusal-access-ends-at", Section: "5.3", Level: 2, Keyword: Must, Binding: Chain, Chain: "the member §5.6 defines carries the distributor's date",
+		Title: "a refusal carrying error.detail.access_ends_at carries the date the distributor gave, unchanged",
+		Probe: func(t *T) {
+			// Access ran out on its date: §5.3's revoked carrying a past date.
+			a := scripted.Answer{Kind: scripted.Revoked, StaleAfterSeconds: int(t.Env.Window.Seconds()), GraceSeconds: int(t.Env.Grace.Seconds()),
+				AccessEndsAt: t.Env.Clock.Now().Add(-36 * time.Hour)}
+			s := begin(t, a)
+			defer s.stop()
+			c := s.firstCheck()
+			want := c.Sent.AccessEndsAt
+			carried := 0
+			for _, ex := range s.refusals("revoked, the distributor having given an access_ends_at") {
+				detail, _ := ex.ErrorDetail().(map[string]any)
+				v, has := detail["access_ends_at"]
+				if !refusedAs(ex, "not_entitled") || !has {
+					continue
+				}
+				carried++
+				str, _ := v.(string)
+				if at, err := time.Parse(time.RFC3339, str); err != nil || !at.Equal(want) {
+					t.Fail(ex, "POST %s answered not_entitled with error.detail.access_ends_at %v where the distributor gave %s: §5.3 and §5.6 make the member the distributor's date, which a buyer plans by", verbOf(ex), v, scripted.Stamp(want))
+				}
+			}
+			if carried == 0 {
+				t.Skip("no not_entitled refusal carries error.detail.access_ends_at, which §5.3 leaves optional")
 			}
 		},
 	},

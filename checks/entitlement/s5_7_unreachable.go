@@ -1,7 +1,6 @@
 package entitlement
 
 import (
-	"net/http"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
@@ -12,13 +11,20 @@ import (
 // grace runs with unknown, past grace runs stop, a runner never told
 // anything does not run, and a restart is not a new window.
 var section5_7 = []*Rule{
-	unreachableRule("5.7/invalid-answer-unreachable", scripted.Invalid,
+	unreachableRule("5.7/invalid-answer-unreachable", scripted.Answer{Kind: scripted.Invalid},
 		"a body that is no check answer counts as unreachable: past the window, unknown, not renewed",
 		"a 200 whose body is no check answer"),
-	unreachableRule("5.7/reset-unreachable", scripted.Refuse,
+	unreachableRule("5.7/not-json-unreachable", scripted.Answer{Kind: scripted.Invalid, ContentType: "text/html; charset=utf-8",
+		Body: []byte("<!doctype html><title>Maintenance</title><p>Back soon.</p>\n")},
+		"a 200 whose body is not JSON counts as unreachable: past the window, unknown, neither revoked nor renewed",
+		"200 with an HTML page"),
+	unreachableRule("5.7/missing-member-unreachable", scripted.Answer{Kind: scripted.Active, Omit: []string{"grace_seconds"}},
+		"a 200 missing a REQUIRED member (grace_seconds) counts as unreachable: past the window, unknown, not renewed with a default",
+		"200 with an active answer that lacks grace_seconds"),
+	unreachableRule("5.7/reset-unreachable", scripted.Answer{Kind: scripted.Refuse},
 		"a dropped connection counts as unreachable: past the window, unknown, not revoked",
 		"a connection reset without an answer"),
-	unreachableRule("5.7/timeout-unreachable", scripted.Hang,
+	unreachableRule("5.7/timeout-unreachable", scripted.Answer{Kind: scripted.Hang},
 		"a check that times out counts as unreachable: past the window, unknown, not renewed",
 		"nothing at all, the connection held open"),
 	{
@@ -31,9 +37,7 @@ var section5_7 = []*Rule{
 			if e.state != "revoked" {
 				t.Fail(e.ex, "after a 404 status reports %q; §5.7.4: a 404 is an answer, and the entitlement is revoked at once, grace or not", e.state)
 			}
-			if ex := s.refusal("after a 404"); !ex.Is(http.StatusForbidden, "not_entitled") {
-				t.Fail(ex, "after a 404 run answered %s; §5.7.4 refuses it 403 not_entitled", ex.Brief())
-			}
+			expect(t, s.refusals("after a 404"), "not_entitled", "after a 404,", "§5.7.4 refuses it 403 not_entitled")
 		},
 	},
 	{
@@ -84,28 +88,33 @@ var section5_7 = []*Rule{
 			if e.state != "active" {
 				t.Fail(e.ex, "within the window of an active answer, with the distributor failing, status reports %q; §5.7.4's table keeps it active (inferred: the table has no keyword)", e.state)
 			}
-			if ex := s.refusal("within the window, the distributor failing"); !ex.Is(http.StatusBadRequest, "") {
-				t.Fail(ex, "within the window, run answered %s where a runner in force refuses this body 400 (inferred: §5.7.4's table has no keyword)", ex.Brief())
+			for _, ex := range s.refusals("within the window, the distributor failing") {
+				if !inForce(ex) {
+					t.Fail(ex, "within the window, with the distributor failing, POST %s answered %s where a runner in force refuses this body 400 (inferred: §5.7.4's table has no keyword)", verbOf(ex), ex.Brief())
+				}
 			}
 		},
 	},
 	{
 		ID: "5.7.1/unknown-within-grace", Section: "5.7.1", Level: 1, Keyword: Must,
-		Title: "unreachable past the window, within grace: unknown, with the distributor's checked_at",
+		Title: "unreachable past the window, within grace: unknown, carrying the checked_at the distributor gave (§4.4), whether it runs or not",
 		Probe: func(t *T) {
 			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.ServerError})
 			defer s.stop()
 			e := s.status("past the window, within grace, the distributor failing")
-			if e.state != "unknown" {
+			want := scripted.Stamp(c.Sent.CheckedAt)
+			switch at, err := time.Parse(time.RFC3339, e.checkedAt); {
+			case e.state != "unknown":
 				t.Fail(e.ex, "past the window, within grace, with the distributor failing, status reports %q; §5.7.1 requires unknown for the whole grace period", e.state)
+			case !e.hasAt:
+				t.Fail(e.ex, "within grace status reports unknown with no checked_at, where the last answer carried %s: a client reads that as a runner never checked, which cannot start (§5.7.3), and loses the deadline grace runs to; §4.4 has the runner report the checked_at it received, unchanged", want)
+			case err != nil || !at.Equal(c.Sent.CheckedAt):
+				t.Fail(e.ex, "within grace status.entitlement.checked_at is %q where the last answer carried %s: §4.4 has the runner report the checked_at it received, unchanged, and a client counts grace from it", e.checkedAt, want)
 			}
-			if e.checkedAt != scripted.Stamp(c.Sent.CheckedAt) {
-				if at, err := time.Parse(time.RFC3339, e.checkedAt); err != nil || !at.Equal(c.Sent.CheckedAt) {
-					t.Fail(e.ex, "within grace status.entitlement.checked_at is %q where the last answer carried %s; the unknown of a runner in grace keeps it (§4.4, §5.7.1)", e.checkedAt, scripted.Stamp(c.Sent.CheckedAt))
+			for _, ex := range s.served("within grace") {
+				if refusedAs(ex, "unavailable") {
+					t.Note("within grace POST %s answered %s: allowed, running on is a MAY (§5.7.1)", verbOf(ex), ex.Brief())
 				}
-			}
-			if ex := s.refusal("within grace"); ex.Is(http.StatusServiceUnavailable, "unavailable") {
-				t.Note("within grace run answered 503 unavailable: allowed, running on is a MAY (§5.7.1)")
 			}
 		},
 	},
@@ -118,9 +127,8 @@ var section5_7 = []*Rule{
 			c := s.firstCheck()
 			s.script(scripted.Answer{Kind: scripted.ServerError})
 			s.waitUntil(graceEnds(c).Add(s.slack()))
-			if ex := s.refusal("past the window and grace, the distributor failing"); !ex.Is(http.StatusServiceUnavailable, "unavailable") {
-				t.Fail(ex, "past the window and grace (ended %s), with the distributor failing, run answered %s; §5.7.1 stops the agent, and §5.7.4 answers 503 unavailable", scripted.Stamp(graceEnds(c)), ex.Brief())
-			}
+			expect(t, s.refusals("past the window and grace, the distributor failing"), "unavailable",
+				"past the window and grace (ended "+scripted.Stamp(graceEnds(c))+"), with the distributor failing,", "§5.7.1 stops the agent, and §5.7.4 answers 503 unavailable")
 			if e := s.status("past grace"); e.state != "unknown" {
 				t.Fail(e.ex, "past the window and grace status reports %q; §5.7.4's table has unknown, with checked_at", e.state)
 			}
@@ -134,9 +142,8 @@ var section5_7 = []*Rule{
 			a.GraceSeconds = 0
 			s, _ := pastWindow(t, a, scripted.Answer{Kind: scripted.ServerError})
 			defer s.stop()
-			if ex := s.refusal("past the window, grace 0, the distributor failing"); !ex.Is(http.StatusServiceUnavailable, "unavailable") {
-				t.Fail(ex, "with grace_seconds 0, past the window, run answered %s; §5.7.1: 0 means stop at the window, 503 unavailable", ex.Brief())
-			}
+			expect(t, s.refusals("past the window, grace 0, the distributor failing"), "unavailable",
+				"with grace_seconds 0, past the window,", "§5.7.1: 0 means stop at the window, 503 unavailable")
 		},
 	},
 	{
@@ -164,9 +171,8 @@ var section5_7 = []*Rule{
 			if e.state != "unknown" || e.hasAt {
 				t.Fail(e.ex, "never answered, status reports %q with checked_at %v; §5.7.3 reports unknown with no checked_at", e.state, e.block["checked_at"])
 			}
-			if ex := s.refusal("never answered"); !ex.Is(http.StatusServiceUnavailable, "unavailable") {
-				t.Fail(ex, "never answered, run answered %s; §5.7.3 answers 503 unavailable, never 403 (nothing was refused) and never a run", ex.Brief())
-			}
+			expect(t, s.refusals("never answered"), "unavailable",
+				"never answered,", "§5.7.3 answers 503 unavailable, never 403 (nothing was refused) and never a run")
 		},
 	},
 	{
@@ -177,40 +183,93 @@ var section5_7 = []*Rule{
 			defer s.stop()
 			s.restart()
 			e := s.status("restarted past the window, the distributor failing")
+			want := scripted.Stamp(c.Sent.CheckedAt)
 			switch at, err := time.Parse(time.RFC3339, e.checkedAt); {
 			case e.state == "active":
 				t.Fail(e.ex, "restarted past the window with the distributor failing, status reports active: §5.7.2, a restart is not a new window")
-			case e.hasAt && (err != nil || at.After(c.Sent.CheckedAt)):
-				t.Fail(e.ex, "restarted, status reports checked_at %q, later than the %s the distributor gave: §5.7.2 forbids a later checked_at", e.checkedAt, scripted.Stamp(c.Sent.CheckedAt))
+			case e.hasAt && (err != nil || !at.Truncate(time.Second).Equal(c.Sent.CheckedAt)):
+				// To the second: the distributor wrote whole seconds, and a
+				// runner carrying them unchanged reports the same instant.
+				t.Fail(e.ex, "restarted, status reports checked_at %q where the distributor gave %s: §5.7.2 persists checked_at with the answer and allows no later one, and §4.4 reports it unchanged", e.checkedAt, want)
 			case !e.hasAt:
 				t.Note("after the restart the runner holds no answer (unknown, never checked): allowed, persisting is a MAY (§5.7.2)")
 			}
 		},
 	},
+	{
+		ID: "5.7.4/404-receipt-time", Section: "5.7.4", Level: 1, Keyword: Required, Binding: Chain, Chain: "§4.4 requires a checked_at for revoked, and §5.7.4 says which one a 404 leaves",
+		Title: "revoked after a 404 reports the runner's own receipt time as checked_at, not the previous answer's",
+		Probe: func(t *T) {
+			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.NotFound})
+			defer s.stop()
+			e := s.status("after the window, the distributor now answering 404")
+			if e.state != "revoked" {
+				t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
+			}
+			var got *scripted.Request
+			for _, r := range s.checks() {
+				if r.Kind == scripted.NotFound {
+					got = &r
+					break
+				}
+			}
+			if got == nil {
+				t.Skip("the distributor's log holds no check it answered 404")
+			}
+			at, err := time.Parse(time.RFC3339, e.checkedAt)
+			if err != nil {
+				t.Skip("checked_at %q is not an RFC 3339 timestamp (5.7.4/404-supplies-window judges that)", e.checkedAt)
+			}
+			// The receipt is the 404 reaching the runner: no earlier than the
+			// second the distributor logged it, no later than status.
+			earliest, latest := got.At.Truncate(time.Second), t.Env.Clock.Now().Add(time.Second)
+			switch {
+			case at.Equal(c.Sent.CheckedAt):
+				t.Fail(e.ex, "after a 404 status reports checked_at %s, the previous answer's: §5.7.4 has the runner supply its own receipt time of the 404 (at or after %s), so a client counts the re-check from the refusal, not from an answer the 404 replaced", e.checkedAt, scripted.Stamp(got.At))
+			case at.Before(earliest) || at.After(latest):
+				t.Fail(e.ex, "after a 404 received at %s, status reports checked_at %s: §5.7.4 has the runner supply its own receipt time", scripted.Stamp(got.At), e.checkedAt)
+			}
+		},
+	},
 }
 
-// unreachableRule: past the window, the distributor answering kind, status
-// must say unknown with the last checked_at: §5.7 counts kind as
-// unreachable, and §5.7.1 reports unknown for the whole grace.
-func unreachableRule(id string, kind scripted.Kind, title, what string) *Rule {
+// unreachableRule: past the window, the distributor answering a, the
+// runner must take it for unreachable (§5.7): not a refusal, so neither
+// status revoked nor a 403, and not an answer, so no renewal. What shape
+// its unknown takes within grace is 5.7.1/unknown-within-grace's to judge.
+func unreachableRule(id string, a scripted.Answer, title, what string) *Rule {
 	return &Rule{
 		ID: id, Section: "5.7", Level: 1, Keyword: Must, Binding: Chain, Chain: "unreachable is defined so",
 		Title: title,
 		Probe: func(t *T) {
-			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: kind})
+			first, then := active(t.Env), a
+			if then.Kind == scripted.Active {
+				then.StaleAfterSeconds, then.GraceSeconds = first.StaleAfterSeconds, first.GraceSeconds
+			}
+			s, c := pastWindow(t, first, then)
 			defer s.stop()
-			ex := s.sess.Do(t.Ctx, statusRequest("past the window, within grace, the distributor answering "+what))
+			ex := s.do(statusRequest("past the window, within grace, the distributor answering " + what))
 			if !ex.Answered() {
-				t.Cite(ex)
 				t.Skip("status got no answer within --timeout (%s) while the runner's own check waited on the distributor: a runner that holds status on its check needs a --timeout longer than its own check's", t.Env.Timeout)
 			}
 			e := s.status("past the window, within grace, the distributor answering " + what)
-			switch at, _ := time.Parse(time.RFC3339, e.checkedAt); {
-			case e.state == "unknown" && at.Equal(c.Sent.CheckedAt):
+			if !checkedSince(s, windowEnds(c)) {
+				t.Skip("the runner asked the distributor nothing after the window, so it never met %s (5.4/re-check-after-window judges that)", what)
+			}
+			at, _ := time.Parse(time.RFC3339, e.checkedAt)
+			switch {
+			case e.state == "revoked":
+				t.Fail(e.ex, "past the window, the distributor answering %s, status reports revoked: §5.7 counts that as unreachable, not as a refusal (only a 404 is one, §5.7.4)", what)
+			case e.state == "active" && at.After(c.Sent.CheckedAt):
+				t.Fail(e.ex, "past the window, the distributor answering %s, status reports active with checked_at %s, later than the last answer's %s: §5.7 counts that as unreachable, which renews nothing", what, e.checkedAt, scripted.Stamp(c.Sent.CheckedAt))
 			case e.state == "unknown":
-				t.Fail(e.ex, "past the window, the distributor answering %s, status reports unknown with checked_at %q where the last answer carried %s (§4.4, §5.7.1)", what, e.checkedAt, scripted.Stamp(c.Sent.CheckedAt))
 			default:
-				t.Fail(e.ex, "past the window, the distributor answering %s, status reports %q: §5.7 counts that as unreachable, and §5.7.1 reports unknown within grace", what, e.state)
+				t.Note("status reports %q with checked_at %q: the state within grace is 5.7.1/unknown-within-grace's to judge", e.state, e.checkedAt)
+			}
+			for _, ex := range s.served("past the window, within grace, the distributor answering " + what) {
+				if refusedAs(ex, "not_entitled") {
+					t.Fail(ex, "past the window, the distributor answering %s, POST %s answered %s: §5.7 counts that as unreachable, and unreachable answers unavailable, never not_entitled (§5.7.4)", what, verbOf(ex), ex.Brief())
+				}
 			}
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
@@ -27,9 +28,12 @@ type step struct {
 	token string
 	state string
 	inst  Instance
+	url   *url.URL
 	sess  *engine.Session
 	// start is when the walk's first answer was scripted, on the clock.
 	start time.Time
+	// unconfigured launches the runner with no distributor (§5.1).
+	unconfigured bool
 }
 
 // begin scripts a's answer for a fresh token and launches a runner with
@@ -52,8 +56,21 @@ func ruleDir(id string) string {
 	return string(out)
 }
 
+// beginUnconfigured launches a runner with no distributor configured: none
+// of the distributor's variables is set (§5.1).
+func beginUnconfigured(t *T) *step {
+	s := &step{t: t, state: t.Env.stateDir(ruleDir(t.Rule.ID)), unconfigured: true}
+	s.start = t.Env.Clock.Now()
+	s.launch()
+	return s
+}
+
 func (s *step) launch() {
-	inst, err := s.t.Env.Launcher.Launch(s.t.Ctx, Vars{Distributor: s.t.Env.Dist.URL, Token: s.token, State: s.state})
+	v := Vars{Distributor: s.t.Env.Dist.URL, Token: s.token, State: s.state}
+	if s.unconfigured {
+		v.Distributor, v.Token = "", ""
+	}
+	inst, err := s.t.Env.Launcher.Launch(s.t.Ctx, v)
 	if err != nil {
 		s.t.Skip("the runner could not be launched: %v", err)
 	}
@@ -63,7 +80,8 @@ func (s *step) launch() {
 		inst.Stop()
 		s.t.Skip("the launched runner gave an unusable address %q: %v", inst.URL(), err)
 	}
-	s.sess = engine.NewSession(wire.New(u, wire.Options{Timeout: s.t.Env.Timeout}), s.t.Env.Timeout, 0)
+	s.url = u
+	s.sess = engine.NewSession(wire.New(u, wire.Options{Timeout: s.t.Env.Timeout, Headers: s.t.Env.Headers}), s.t.Env.Timeout, 0)
 	go func() { <-s.t.Ctx.Done(); inst.Stop() }()
 }
 
@@ -117,8 +135,7 @@ type ent struct {
 // with an entitlement block gives the step nothing to read: it is skipped,
 // and 4.4/status-answers-throughout judges the answer.
 func (s *step) status(why string) ent {
-	ex := s.sess.Do(s.t.Ctx, statusRequest(why))
-	s.t.Cite(ex)
+	ex := s.do(statusRequest(why))
 	e := ent{ex: ex}
 	obj := ex.Object()
 	if ex.Status != http.StatusOK || obj == nil {
@@ -142,18 +159,79 @@ func statusRequest(why string) wire.Request {
 	return r
 }
 
-// refusal sends a run no runner can execute (inputs is not a map) and
-// returns the answer: 400 where the entitlement is in force, 403 or 503
-// where it is not (§4.6 step 2 comes before the inputs).
-func (s *step) refusal(why string) *wire.Exchange {
-	r := wire.PostJSON("run", `{"inputs": "refusable by any runner"}`)
-	r.Note = "inputs is not a map, so no runner can execute it; " + why
+// do sends r to the step's runner, cites the exchange, and records it in
+// the walk's log, which the sweeps over every refusal read.
+func (s *step) do(r wire.Request) *wire.Exchange {
 	ex := s.sess.Do(s.t.Ctx, r)
 	s.t.Cite(ex)
-	if ex.Is(http.StatusNotImplemented, "not_implemented") {
+	s.t.Env.log.Record(ex)
+	return ex
+}
+
+// served sends run, and stream, a body no runner can execute (inputs is
+// not a map) and returns the answers: 400 where the entitlement is in
+// force, 403 or 503 where it is not (§4.6 step 2 comes before the inputs).
+// Wherever run is judged stream is too (§4.6, §5.7.4), unless the runner
+// declares Level 2 and answers it 501; a Level 1 runner, which answers run
+// 501, gives none.
+func (s *step) served(why string) []*wire.Exchange {
+	var out []*wire.Exchange
+	for _, verb := range []string{"run", "stream"} {
+		r := wire.PostJSON(verb, `{"inputs": "refusable by any runner"}`)
+		r.Note = "inputs is not a map, so no runner can execute it; " + why
+		ex := s.do(r)
+		if ex.Is(http.StatusNotImplemented, "not_implemented") {
+			break // above the declared level: so is every verb after it
+		}
+		out = append(out, ex)
+	}
+	return out
+}
+
+// refusals is served for the rules that have nothing to judge without
+// them: a Level 1 runner shows its entitlement in status only.
+func (s *step) refusals(why string) []*wire.Exchange {
+	out := s.served(why)
+	if len(out) == 0 {
 		s.t.Skip("run answered 501 not_implemented: a Level 1 runner shows its entitlement in status only")
 	}
-	return ex
+	return out
+}
+
+// refusedAs reports whether ex is a refusal carrying code. Its status is
+// judged once, for every refusal of the walk, by 2.1/walk-code-status.
+func refusedAs(ex *wire.Exchange, code string) bool {
+	return ex.Status >= http.StatusBadRequest && ex.ErrorCode() == code
+}
+
+// inForce reports whether ex is the 400 a runner with its entitlement in
+// force gives the body served sends.
+func inForce(ex *wire.Exchange) bool { return ex.Is(http.StatusBadRequest, "") }
+
+// verbOf is the verb an exchange was sent to.
+func verbOf(ex *wire.Exchange) string {
+	if i := strings.LastIndex(ex.URL, "/"); i >= 0 {
+		return ex.URL[i+1:]
+	}
+	return ex.URL
+}
+
+// walkOrigin is the origin the walk's preflights come from: one no runner
+// is configured to allow, so what is judged is only whether the answer
+// changes with the entitlement.
+const walkOrigin = "https://walk.postern-conformance.invalid"
+
+// preflights sends the CORS preflight of run and stream (§2.3).
+func (s *step) preflights(why string) map[string]*wire.Exchange {
+	out := map[string]*wire.Exchange{}
+	for _, verb := range []string{"run", "stream"} {
+		h := http.Header{}
+		h.Set("Origin", walkOrigin)
+		h.Set("Access-Control-Request-Method", http.MethodPost)
+		h.Set("Access-Control-Request-Headers", "content-type")
+		out[verb] = s.do(wire.Request{Method: http.MethodOptions, Path: wire.Prefix + verb, Header: h, Note: why})
+	}
+	return out
 }
 
 // checks are the requests the distributor had from this step's runner.

@@ -107,6 +107,10 @@ type Answer struct {
 	GraceSeconds      int
 	// AccessEndsAt is sent when non-zero (§5.3's optional date).
 	AccessEndsAt time.Time
+	// Omit names members left out of the body, a REQUIRED one included:
+	// the answer is then no check answer, and a runner counts it as
+	// unreachable (§5.3, §5.7).
+	Omit []string
 
 	// For ServerError: the status, 503 when 0; a 503 carries the error
 	// envelope with code unavailable (§2.1), any other 5xx a gateway's
@@ -201,8 +205,7 @@ func (a Answer) resolve(addressed string, now time.Time) (response, Answer) {
 			sent.AccessEndsAt = a.AccessEndsAt.UTC().Truncate(time.Second)
 			body.AccessEndsAt = Stamp(sent.AccessEndsAt)
 		}
-		b, _ := json.Marshal(body)
-		return response{status: http.StatusOK, ctype: protocol.JSONUTF8, body: b}, sent
+		return response{status: http.StatusOK, ctype: protocol.JSONUTF8, body: without(body, a.Omit)}, sent
 	case NotFound:
 		return notFound(), sent
 	case ServerError:
@@ -222,6 +225,21 @@ func (a Answer) resolve(addressed string, now time.Time) (response, Answer) {
 		return response{reset: true}, sent
 	}
 	return notFound(), sent
+}
+
+// without is body as JSON, the members named in omit left out.
+func without(body checkAnswer, omit []string) []byte {
+	b, _ := json.Marshal(body)
+	if len(omit) == 0 {
+		return b
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	for _, k := range omit {
+		delete(m, k)
+	}
+	b, _ = json.Marshal(m)
+	return b
 }
 
 func override(r response, a Answer) response {

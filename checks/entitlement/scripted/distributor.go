@@ -32,6 +32,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -169,7 +170,8 @@ func (d *Distributor) Answer(token string, a Answer) {
 	if _, ok := d.scripts[token]; !ok {
 		panic("scripted: Answer for a token this distributor did not issue")
 	}
-	a.Body = bytes.Clone(a.Body) // the walk may reuse its slice
+	a.Body = bytes.Clone(a.Body) // the walk may reuse its slices
+	a.Omit = slices.Clone(a.Omit)
 	d.scripts[token] = a
 }
 
