@@ -21,6 +21,7 @@ func walkFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.FloatFlag{Category: walk, Local: true, Name: "window", Value: entitlement.DefaultWindow.Seconds(), Usage: "the stale_after_seconds the checker's distributor declares, in whole `SECONDS`: how long the runner may rely on an answer (§5.4)"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "grace", Value: entitlement.DefaultGrace.Seconds(), Usage: "the grace_seconds it declares, in whole `SECONDS`: how long past the window an unreachable distributor is ridden out (§5.7.1)"},
+		&cli.StringSliceFlag{Category: walk, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request to the runner, for one that requires inbound authentication (§7); repeatable; values never appear in reports"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "timeout", Value: entitlement.DefaultTimeout.Seconds(), Usage: "per-request deadline in `SECONDS`, to the runner"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "launch-timeout", Value: entitlement.DefaultLaunchTimeout.Seconds(), Usage: "how long, in `SECONDS`, a launched runner has to print POSTERN_PORT"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "deadline", Value: entitlement.DefaultDeadline.Seconds(), Usage: "end the whole walk after `SECONDS`: the steps not yet decided SKIP"},
@@ -91,20 +92,30 @@ entitlement as §5 requires as shipped; --fault NAME plants one of its
 client's faults (serve --list-faults names them, ent-*).`,
 		Flags: append([]cli.Flag{
 			&cli.StringSliceFlag{Category: "Runner under test:", Local: true, Name: "fault", Usage: "plant the entitlement fault `NAME` (ent-*); repeatable"},
+			&cli.BoolFlag{Category: "Runner under test:", Local: true, Name: "cautious", Usage: "the runner refuses runs within grace, which §5.7.1 allows"},
 		}, walkFlags()...),
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			faults := cmd.StringSlice("fault")
-			for _, f := range faults {
-				if _, err := fixtures.LookupFault(f); err != nil {
+			posture := ""
+			for _, name := range faults {
+				f, err := fixtures.LookupFault(name)
+				if err != nil {
 					return exitError{exitCannotRun, err.Error()}
 				}
+				if f.Posture != "" {
+					posture = f.Posture
+				}
+			}
+			if p, err := fixtures.LookupPosture(posture); err == nil && p.Auth && !cmd.IsSet("header") {
+				// The posture requires its credential: the walk sends it.
+				_ = cmd.Set("header", "Authorization: Bearer "+fixtures.AuthToken)
 			}
 			if !cmd.Bool("json") {
 				fmt.Fprintf(os.Stderr, "demo: the bundled reference runner with its entitlement client (faults %v)\n", faults)
 			}
 			return runWalk(ctx, cmd, entitlement.Func(func(_ context.Context, v entitlement.Vars) (entitlement.Instance, error) {
-				srv, err := fixtures.Start(fixtures.Config{Faults: faults, Distributor: v.Distributor, Token: v.Token,
-					Cache: filepath.Join(v.State, "cache.json")}, 0)
+				srv, err := fixtures.Start(fixtures.Config{Posture: posture, Faults: faults, Distributor: v.Distributor, Token: v.Token,
+					Cache: filepath.Join(v.State, "cache.json"), Cautious: cmd.Bool("cautious")}, 0)
 				if err != nil {
 					return nil, err
 				}
@@ -118,7 +129,13 @@ client's faults (serve --list-faults names them, ent-*).`,
 // report.Exit decides.
 func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) error {
 	o := entitlement.Options{Launch: cmd.String("launch"), Launcher: l, Rules: cmd.StringSlice("rule"), Stderr: os.Stderr}
-	var err error
+	h, err := parseHeaders(cmd.StringSlice("header"))
+	if err != nil {
+		return exitError{exitCannotRun, err.Error()}
+	}
+	if len(h) > 0 {
+		o.Headers = h
+	}
 	for _, f := range []struct {
 		name string
 		to   *time.Duration
