@@ -130,6 +130,26 @@ func TestEveryHarnessRulePassesSomewhere(t *testing.T) {
 	}
 }
 
+// A runner that refuses within grace (allowed) and, while it refuses,
+// reports unknown without the checked_at it holds fails one rule, the one
+// that judges the shape of unknown within grace, and says what a client
+// loses; the same runner carrying checked_at passes it.
+func TestRefusingWithinGraceWithoutCheckedAtIsOneFinding(t *testing.T) {
+	const rule = "5.7.1/unknown-within-grace"
+	clean := baselineOf(t, variant{cautious: true})[rule]
+	assert.Equal(t, clean.Outcome, engine.Pass, describe(clean))
+	assert.Assert(t, strings.Contains(strings.Join(clean.Notes, "\n"), "503 unavailable: allowed"), clean.Notes)
+
+	var failed []string
+	for id, r := range walkAs(t, variant{cautious: true}, "ent-grace-drops-checked-at") {
+		if r.Outcome == engine.Fail {
+			failed = append(failed, id)
+			assert.Assert(t, strings.Contains(r.Findings[0].Message, "never checked"), describe(r))
+		}
+	}
+	assert.DeepEqual(t, failed, []string{rule})
+}
+
 func TestEachEntitlementFaultIsCaughtByItsRule(t *testing.T) {
 	for _, f := range fixtures.EntitlementFaults() {
 		t.Run(f.Name, func(t *testing.T) {

@@ -116,6 +116,21 @@ func TestActiveAnswer(t *testing.T) {
 	assert.Equal(t, log[1].At, start.Add(90*time.Second))
 }
 
+func TestOmittedMembers(t *testing.T) {
+	d, _ := newDist(t)
+	tok := d.NewToken()
+	omit := []string{"grace_seconds"}
+	d.Answer(tok, Answer{Kind: Active, StaleAfterSeconds: 60, GraceSeconds: 86400, Omit: omit})
+	omit[0] = "state" // the script keeps its own copy
+
+	resp, body := check(t, d, tok)
+	assert.Equal(t, resp.StatusCode, http.StatusOK)
+	assert.DeepEqual(t, decode(t, body), map[string]any{
+		"postern": "0.1", "state": "active", "agent_id": agent,
+		"checked_at": "2026-08-15T09:14:02Z", "stale_after_seconds": 60.0,
+	})
+}
+
 func TestCheckedAtFixedOrAged(t *testing.T) {
 	d, fc := newDist(t)
 	tok := d.NewToken()
