@@ -1,5 +1,7 @@
 package entitlement
 
+import "github.com/sigrix-io/postern-conformance/wire"
+
 // §5.1 The distributor is optional: a runner launched with none of the
 // distributor's variables set.
 var section5_1 = []*Rule{
@@ -15,11 +17,11 @@ var section5_1 = []*Rule{
 			}
 			// A runner just launched has started no run, so a 503 cannot be
 			// the capacity refusal of §4.5: it is the entitlement's.
-			for _, ex := range s.served("launched with no distributor configured") {
-				if refusedAs(ex, "not_entitled") || refusedAs(ex, "unavailable") {
-					t.Fail(ex, "launched with no distributor configured and no run ever started, POST %s answered %s: §5.1 forbids refusing on entitlement grounds where no distributor is configured", verbOf(ex), ex.Brief())
-				}
-			}
+			failEach(t, s.served("launched with no distributor configured"), func(ex *wire.Exchange) bool {
+				return refusedAs(ex, "not_entitled") || refusedAs(ex, "unavailable")
+			}, func(verbs, answer string) string {
+				return "launched with no distributor configured and no run ever started, " + verbs + " answered " + answer + ": §5.1 forbids refusing on entitlement grounds where no distributor is configured"
+			})
 		},
 	},
 }

@@ -2,6 +2,8 @@ package entitlement
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
@@ -77,22 +79,42 @@ func checkedSince(s *step, at time.Time) bool {
 	return false
 }
 
-// expect fails each of exs that is not refused with code: what is the
-// step's situation, why the section that gives the code.
+// expect fails the answers of exs not refused with code: what is the
+// step's situation, why the section that gives the code. Verbs answering
+// alike are one finding.
 func expect(t *T, exs []*wire.Exchange, code, what, why string) {
-	for _, ex := range exs {
-		if !refusedAs(ex, code) {
-			t.Fail(ex, "%s POST %s answered %s, not %s: %s", what, verbOf(ex), ex.Brief(), code, why)
-		}
-	}
+	failEach(t, exs, func(ex *wire.Exchange) bool { return !refusedAs(ex, code) }, func(verbs, answer string) string {
+		return fmt.Sprintf("%s %s answered %s, not %s: %s", what, verbs, answer, code, why)
+	})
 }
 
-// expectInForce fails each of exs that is not the 400 of a runner whose
-// entitlement is in force (§4.6: the inputs are judged only then).
+// expectInForce fails the answers of exs that are not the 400 of a runner
+// whose entitlement is in force (§4.6: the inputs are judged only then).
 func expectInForce(t *T, exs []*wire.Exchange, what, why string) {
+	failEach(t, exs, func(ex *wire.Exchange) bool { return !inForce(ex) }, func(verbs, answer string) string {
+		return fmt.Sprintf("%s %s answered %s where a runner in force refuses this body 400: %s", what, verbs, answer, why)
+	})
+}
+
+// failEach records one finding per distinct answer among the exchanges
+// bad picks, naming the verbs that gave it ("POST run and stream").
+func failEach(t *T, exs []*wire.Exchange, bad func(*wire.Exchange) bool, say func(verbs, answer string) string) {
+	var order []string
+	by := map[string][]*wire.Exchange{}
 	for _, ex := range exs {
-		if !inForce(ex) {
-			t.Fail(ex, "%s POST %s answered %s where a runner in force refuses this body 400: %s", what, verbOf(ex), ex.Brief(), why)
+		if !bad(ex) {
+			continue
 		}
+		if _, seen := by[ex.Brief()]; !seen {
+			order = append(order, ex.Brief())
+		}
+		by[ex.Brief()] = append(by[ex.Brief()], ex)
+	}
+	for _, answer := range order {
+		var verbs []string
+		for _, ex := range by[answer] {
+			verbs = append(verbs, verbOf(ex))
+		}
+		t.Fail(by[answer][0], "%s", say("POST "+strings.Join(verbs, " and "), answer))
 	}
 }

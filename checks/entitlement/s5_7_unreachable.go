@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // §5.7 When the distributor cannot be reached, and its §5.7.4 table: a 404
@@ -88,11 +89,8 @@ var section5_7 = []*Rule{
 			if e.state != "active" {
 				t.Fail(e.ex, "within the window of an active answer, with the distributor failing, status reports %q; §5.7.4's table keeps it active (inferred: the table has no keyword)", e.state)
 			}
-			for _, ex := range s.refusals("within the window, the distributor failing") {
-				if !inForce(ex) {
-					t.Fail(ex, "within the window, with the distributor failing, POST %s answered %s where a runner in force refuses this body 400 (inferred: §5.7.4's table has no keyword)", verbOf(ex), ex.Brief())
-				}
-			}
+			expectInForce(t, s.refusals("within the window, the distributor failing"), "within the window, with the distributor failing,",
+				"§5.7.4's table has it run (inferred: the table has no keyword)")
 		},
 	},
 	{
@@ -266,11 +264,11 @@ func unreachableRule(id string, a scripted.Answer, title, what string) *Rule {
 			default:
 				t.Note("status reports %q with checked_at %q: the state within grace is 5.7.1/unknown-within-grace's to judge", e.state, e.checkedAt)
 			}
-			for _, ex := range s.served("past the window, within grace, the distributor answering " + what) {
-				if refusedAs(ex, "not_entitled") {
-					t.Fail(ex, "past the window, the distributor answering %s, POST %s answered %s: §5.7 counts that as unreachable, and unreachable answers unavailable, never not_entitled (§5.7.4)", what, verbOf(ex), ex.Brief())
-				}
-			}
+			failEach(t, s.served("past the window, within grace, the distributor answering "+what), func(ex *wire.Exchange) bool {
+				return refusedAs(ex, "not_entitled")
+			}, func(verbs, answer string) string {
+				return "past the window, the distributor answering " + what + ", " + verbs + " answered " + answer + ": §5.7 counts that as unreachable, and unreachable answers unavailable, never not_entitled (§5.7.4)"
+			})
 		},
 	}
 }
