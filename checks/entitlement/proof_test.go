@@ -47,11 +47,6 @@ func inProcess(c clock.Clock, v variant, faults ...string) entitlement.Launcher 
 	})
 }
 
-func walk(t testing.TB, faults ...string) map[string]entitlement.Result {
-	t.Helper()
-	return walkAs(t, variant{}, faults...)
-}
-
 func walkAs(t testing.TB, v variant, faults ...string) map[string]entitlement.Result {
 	t.Helper()
 	c := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
@@ -94,8 +89,6 @@ func baselineOf(t *testing.T, v variant) map[string]entitlement.Result {
 	}
 	return base[v]
 }
-
-func baseline(t *testing.T) map[string]entitlement.Result { return baselineOf(t, variant{}) }
 
 // The conformant variants: as shipped; cautious, refusing within grace
 // (a MAY, §5.7.1) with the checked_at it holds; requiring its own inbound

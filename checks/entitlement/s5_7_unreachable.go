@@ -64,12 +64,8 @@ var section5_7 = []*Rule{
 		ID: "5.7.4/404-reuses-last-window", Section: "5.7.4", Level: 1, Keyword: Should,
 		Title: "after a 404 stale_after_seconds is the last one the distributor gave",
 		Probe: func(t *T) {
-			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.NotFound})
+			s, c, e := revokedBy404(t)
 			defer s.stop()
-			e := s.status("after the window, the distributor now answering 404")
-			if e.state != "revoked" {
-				t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
-			}
 			if n := asInt(e.block["stale_after_seconds"]); n != c.Sent.StaleAfterSeconds {
 				t.Fail(e.ex, "after a 404 stale_after_seconds is %v where the distributor last declared %d; §5.7.4 asks a runner to reuse it", e.block["stale_after_seconds"], c.Sent.StaleAfterSeconds)
 			}
@@ -198,12 +194,8 @@ var section5_7 = []*Rule{
 		ID: "5.7.4/404-receipt-time", Section: "5.7.4", Level: 1, Keyword: Required, Binding: Chain, Chain: "§4.4 requires a checked_at for revoked, and §5.7.4 says which one a 404 leaves",
 		Title: "revoked after a 404 reports the runner's own receipt time as checked_at, not the previous answer's",
 		Probe: func(t *T) {
-			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.NotFound})
+			s, c, e := revokedBy404(t)
 			defer s.stop()
-			e := s.status("after the window, the distributor now answering 404")
-			if e.state != "revoked" {
-				t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
-			}
 			var got *scripted.Request
 			for _, r := range s.checks() {
 				if r.Kind == scripted.NotFound {
@@ -229,6 +221,19 @@ var section5_7 = []*Rule{
 			}
 		},
 	},
+}
+
+// revokedBy404 walks past the window of an active answer to a 404, and
+// reads status there; where it does not say revoked, the rule asking is
+// skipped: 5.7.4/404-revokes-at-once judges that. The caller stops s.
+func revokedBy404(t *T) (*step, scripted.Request, ent) {
+	s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.NotFound})
+	e := s.status("after the window, the distributor now answering 404")
+	if e.state != "revoked" {
+		s.stop()
+		t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
+	}
+	return s, c, e
 }
 
 // unreachableRule: past the window, the distributor answering a, the
