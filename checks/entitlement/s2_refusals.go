@@ -1,8 +1,9 @@
 package entitlement
 
 import (
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
@@ -25,14 +26,7 @@ var section2 = []*Rule{
 					t.Fail(ex, "%s answered %s with no error envelope (an object holding error.code): §2.1 gives every refusal under the prefix one", ex.RequestLine(), ex.Brief())
 					return
 				}
-				var extra []string
-				for k := range m {
-					if k != "error" {
-						extra = append(extra, k)
-					}
-				}
-				sort.Strings(extra)
-				if len(extra) > 0 {
+				if extra := slices.DeleteFunc(slices.Sorted(maps.Keys(m)), func(k string) bool { return k == "error" }); len(extra) > 0 {
 					t.Fail(ex, "%s answered %s carrying %s beside error: §2.1 closes the envelope's root", ex.RequestLine(), ex.Brief(), strings.Join(extra, ", "))
 				}
 			})
