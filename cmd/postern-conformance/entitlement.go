@@ -54,8 +54,11 @@ each time with two more variables in its environment:
                                    across a restart, for a runner that
                                    persists its answer
 
-Map them onto the runner's own settings in COMMAND. The runner prints
-POSTERN_PORT=<port> first (§2). Each step changes what the distributor
+Map them onto the runner's own settings in COMMAND. One step launches it
+with the first two unset, so the runner must read an empty distributor
+setting as none configured (§5.1). The runner prints POSTERN_PORT=<port>
+first (§2). For a runner that requires its own credential (§7), --header
+sends it on every request. Each step changes what the distributor
 answers (active, revoked, 404, a 5xx, an answer for another agent) and
 waits out the declared window and grace in real time, side by side with
 the others. Nothing runs the agent: the entitlement is read from status,
