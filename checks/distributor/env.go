@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -154,8 +155,7 @@ func Check(ctx context.Context, o Options) (*Env, []Result, error) {
 	if o.Lookup == nil {
 		o.Lookup = net.DefaultResolver.LookupIPAddr
 	}
-	env := &Env{Options: o, Base: base, unknown: mint(), missing: "zz-postern-conformance/no-such-agent-" + strings.ToLower(mint()[:10])}
-	env.missing = strings.NewReplacer("_", "x").Replace(env.missing)
+	env := &Env{Options: o, Base: base, unknown: mint(), missing: "zz-postern-conformance/no-such-agent-" + nonce()}
 	sess := engine.NewSession(wire.New(base, wire.Options{Timeout: o.Timeout, Headers: o.Headers}), o.Timeout, 0)
 	env.pre = sess.Do(ctx, env.checkRequest(o.Agent, bearer(o.Token), "the test buyer's check of --agent, before the run"))
 	sess.Observe(env.pre)
@@ -195,7 +195,7 @@ func (e *Env) preflight() error {
 		return fmt.Errorf("%w: the check of --agent %s with --token answered %s, not 200 active: either --token is not the test buyer's token, or --agent is not an agent that buyer is entitled to (§5.5 lets a distributor not say which)",
 			ErrBadInput, e.Agent, ex.Brief())
 	}
-	if n, ok := a["stale_after_seconds"].(float64); ok && n >= 0 {
+	if n, ok := number(a["stale_after_seconds"]); ok && n >= 0 {
 		e.Stale = time.Duration(n) * time.Second
 	}
 	return nil
@@ -213,6 +213,13 @@ func mint() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// nonce is 10 random hex digits.
+func nonce() string {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func bearer(tok string) string { return "Bearer " + tok }

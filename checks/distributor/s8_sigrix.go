@@ -40,7 +40,9 @@ var section8 = []*Rule{
 		Probe: func(t *T) {
 			ex := buyerCheck.Of(t)
 			obj, _ := answerOf(ex)
-			if obj["stale_after_seconds"] != float64(protocol.SigrixStaleSeconds) || obj["grace_seconds"] != float64(protocol.SigrixGraceSeconds) {
+			stale, _ := number(obj["stale_after_seconds"])
+			grace, _ := number(obj["grace_seconds"])
+			if stale != protocol.SigrixStaleSeconds || grace != protocol.SigrixGraceSeconds {
 				t.Fail(ex, "the check declares stale_after_seconds %v and grace_seconds %v: §8 fixes them at %d and %d", obj["stale_after_seconds"], obj["grace_seconds"], protocol.SigrixStaleSeconds, protocol.SigrixGraceSeconds)
 			}
 		},
