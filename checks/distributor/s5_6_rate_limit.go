@@ -36,8 +36,8 @@ var sectionRateLimit = []*Rule{
 				})
 				sent += n
 				for _, ex := range exs {
-					if limited(ex.Status) {
-						t.Note("refused after %d requests: %s", sent, ex.Brief())
+					if limited(ex.Status) && !stop.Load() {
+						t.Note("refused after %d requests at most: %s", sent, ex.Brief())
 						stop.Store(true)
 					}
 				}
