@@ -46,5 +46,5 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 }
 
 func (t *tailBuffer) String() string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(t.b.String(), "\n", " ⏎ ")), " ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(strings.TrimSpace(t.b.String()), "\n", " ⏎ ")), " ")
 }
