@@ -292,7 +292,6 @@ func need(flag string, has func(e *Env) bool) engine.Need[*Env] {
 var (
 	needStranger  = need("--stranger-token", func(e *Env) bool { return e.Stranger != "" })
 	needRotated   = need("--rotated-token", func(e *Env) bool { return e.Rotated != "" })
-	needRevoked   = need("--revoked-agent", func(e *Env) bool { return e.Revoked != "" })
 	needWithdrawn = need("--withdrawn-agent", func(e *Env) bool { return e.Withdrawn != "" })
 	needUnowned   = need("--unowned-agent", func(e *Env) bool { return e.Unowned != "" })
 	needHooks     = need("--revoke and --restore", func(e *Env) bool { return e.Revoke != nil && e.Restore != nil })

@@ -13,30 +13,6 @@ import (
 	refdist "github.com/sigrix-io/postern-conformance/fixtures/distributor"
 )
 
-// check starts the reference distributor and checks it.
-func check(t *testing.T, cfg refdist.Config, edit func(*distributor.Options)) map[string]distributor.Result {
-	t.Helper()
-	srv, err := refdist.Start(cfg, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	o := srv.Options(false)
-	o.Timeout = 5 * time.Second
-	if edit != nil {
-		edit(&o)
-	}
-	_, results, err := distributor.Check(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]distributor.Result{}
-	for _, r := range results {
-		out[r.Rule.ID] = r
-	}
-	return out
-}
-
 func describe(r distributor.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s", r.Outcome, r.Rule.ID, r.Reason)

@@ -122,44 +122,16 @@ var section5_4 = []*Rule{
 			})
 		},
 	},
-	{
-		ID: "5.4/revocation-observed", Section: "5.4", Level: 1, Keyword: Must, Agent: true,
-		Title: "after --revoke returns, the check answers revoked (or 404, §5.5) within stale_after_seconds and the earned slack",
-		Needs: []engine.Need[*Env]{needHooks},
-		Probe: func(t *T) {
-			r := t.Env.reverse(t)
-			if r.skip != "" {
-				t.Skip("%s", r.skip)
-			}
-			r.cite(t, r.afterRevoke)
-			if r.seenRevoked == nil {
-				last := r.afterRevoke[len(r.afterRevoke)-1]
-				t.Fail(last, "%s after --revoke returned, the check of --agent still answered %s (%d checks): §5.4 revokes a reversed purchase within the declared window (%s, with the slack)",
-					time.Since(r.revoked).Round(time.Millisecond), last.Brief(), len(r.afterRevoke), r.bound.Round(time.Millisecond))
-				return
-			}
-			t.Note("revoked %s after --revoke returned", r.seenRevoked.Sent.Sub(r.revoked).Round(time.Millisecond))
-		},
-	},
-	{
-		ID: "5.4/restore-observed", Section: "5.4", Level: 1, Keyword: Must, Agent: true,
-		Title: "after --restore returns, the check answers active again within the same bound",
-		Needs: []engine.Need[*Env]{needHooks},
-		Probe: func(t *T) {
-			r := t.Env.reverse(t)
-			if r.skip != "" {
-				t.Skip("%s", r.skip)
-			}
-			r.cite(t, r.afterRestore)
-			if r.seenActive == nil {
-				last := r.afterRestore[len(r.afterRestore)-1]
-				t.Fail(last, "%s after --restore returned, the check of --agent still answered %s: §5.4 restores an entitlement whose reversal is reversed, within the declared window (%s, with the slack)",
-					time.Since(r.restored).Round(time.Millisecond), last.Brief(), r.bound.Round(time.Millisecond))
-				return
-			}
-			t.Note("active again %s after --restore returned", r.seenActive.Sent.Sub(r.restored).Round(time.Millisecond))
-		},
-	},
+	observed("5.4/revocation-observed", "after --revoke returns, the check answers revoked (or 404, §5.5) within stale_after_seconds and the earned slack",
+		"--revoke", "revoked", "§5.4 revokes a reversed purchase within the declared window",
+		func(r reversal) ([]*wire.Exchange, *wire.Exchange, time.Time) {
+			return r.afterRevoke, r.seenRevoked, r.revoked
+		}),
+	observed("5.4/restore-observed", "after --restore returns, the check answers active again within the same bound",
+		"--restore", "active again", "§5.4 restores an entitlement whose reversal is reversed, within the declared window",
+		func(r reversal) ([]*wire.Exchange, *wire.Exchange, time.Time) {
+			return r.afterRestore, r.seenActive, r.restored
+		}),
 	{
 		ID: "5.3/checked-at-read-time", Section: "5.3", Level: 1, Keyword: Must, Binding: Chain, Chain: "a read after the reversal reads revoked", Agent: true,
 		Title: "an answer stamped after the reversal does not say active: checked_at is the authority's read time, not the reply's",
@@ -193,4 +165,28 @@ var section5_4 = []*Rule{
 			}
 		},
 	},
+}
+
+// observed is a timed rule: after hook returned, the checks of --agent
+// showed what it did (seen, one of them) within the bound.
+func observed(id, title, hook, what, why string, pick func(reversal) (after []*wire.Exchange, seen *wire.Exchange, since time.Time)) *Rule {
+	return &Rule{
+		ID: id, Section: "5.4", Level: 1, Keyword: Must, Agent: true, Title: title,
+		Needs: []engine.Need[*Env]{needHooks},
+		Probe: func(t *T) {
+			r := t.Env.reverse(t)
+			if r.skip != "" {
+				t.Skip("%s", r.skip)
+			}
+			after, seen, since := pick(r)
+			r.cite(t, after)
+			if seen == nil {
+				last := after[len(after)-1]
+				t.Fail(last, "%s after %s returned, the check of --agent still answered %s (%d checks): %s (%s, with the slack)",
+					time.Since(since).Round(time.Millisecond), hook, last.Brief(), len(after), why, r.bound.Round(time.Millisecond))
+				return
+			}
+			t.Note("%s %s after %s returned", what, seen.Sent.Sub(since).Round(time.Millisecond), hook)
+		},
+	}
 }

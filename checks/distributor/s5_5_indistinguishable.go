@@ -28,11 +28,10 @@ var deadTokens = []string{askUnknown, askMalform, askAbsent, askScheme}
 // second answer to the reference ask (a valid token, an agent nobody has),
 // to see whether its body varies by itself.
 type refusalSet struct {
-	check, bundle  map[string]*wire.Exchange
-	again          map[string]*wire.Exchange // route → the reference ask, sent again
-	addressed      map[*wire.Exchange]string
-	asks           []string
-	checkRefBodies bool
+	check, bundle map[string]*wire.Exchange
+	again         map[string]*wire.Exchange // route → the reference ask, sent again
+	addressed     map[*wire.Exchange]string
+	asks          []string
 }
 
 // ref is the reference answer on route's side.

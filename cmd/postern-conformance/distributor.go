@@ -18,19 +18,27 @@ import (
 // distributorCheckFlags are the flags of a distributor check (the
 // distributor command and demo distributor).
 func distributorCheckFlags() []cli.Flag {
-	const probe, out, sel = "Checking:", "Reports:", "Rules:"
+	const probe = "Checking:"
 	return append([]cli.Flag{
 		&cli.BoolFlag{Category: probe, Local: true, Name: "rate-limit", Usage: "also send §5.6's burst: a few hundred bundle requests, to see a rate limit refuse them"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "profile", Usage: "also check `NAME`'s profile: sigrix (§8)"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: distributor.DefaultTimeout.Seconds(), Usage: "per-request deadline in `SECONDS`"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "deadline", Usage: "end the whole check after `SECONDS` (default 2 × --timeout + 5, plus the declared window twice with the hooks): the rules not yet decided SKIP"},
 		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request; repeatable; values never appear in reports"},
+	}, reportFlags()...)
+}
+
+// reportFlags are the report and rule-selection flags of a mode's run (an
+// entitlement walk, a distributor check).
+func reportFlags() []cli.Flag {
+	const out, sel = "Reports:", "Rules:"
+	return append([]cli.Flag{
 		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
 		&cli.StringFlag{Category: out, Local: true, Name: "json-file", Usage: "also write the JSON report to `FILE`"},
 		&cli.StringFlag{Category: out, Local: true, Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
-		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only the rules matching `PATTERN` (an ID, a section like 5.5, or an ID prefix ending in *); repeatable"},
+		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only the rules (or steps) matching `PATTERN` (an ID, a section like 5.5, or an ID prefix ending in *); repeatable"},
 		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
 		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
 		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when a --baseline entry no longer fails"},
@@ -159,9 +167,14 @@ func runDistributor(ctx context.Context, cmd *cli.Command, o distributor.Options
 	if env != nil {
 		o = env.Options
 	}
-	rep := report.AssembleDistributor(results, o, bl, report.Run{
+	return finish(cmd, report.AssembleDistributor(results, o, bl, report.Run{
 		ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
-	})
+	}))
+}
+
+// finish writes a mode's reports and baseline, and exits as report.Exit
+// decides; a run that decided nothing cannot have checked anything.
+func finish(cmd *cli.Command, rep *report.Report) error {
 	if err := writeReports(cmd, rep); err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
