@@ -114,3 +114,18 @@ func TestFaults(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryRuleHasAFault: each rule is proven able to fail by a fault of
+// the reference distributor, or (the address a distributor is reached on
+// is not a behaviour of it) by TestPlainHTTPOffLoopback.
+func TestEveryRuleHasAFault(t *testing.T) {
+	named := map[string]bool{"7/tls-or-loopback": true}
+	for _, f := range refdist.Faults() {
+		named[f.Rule] = true
+	}
+	for _, r := range distributor.All() {
+		if !named[r.ID] {
+			t.Errorf("no planted fault names %s", r.ID)
+		}
+	}
+}
