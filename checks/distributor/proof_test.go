@@ -129,3 +129,19 @@ func TestEveryRuleHasAFault(t *testing.T) {
 		}
 	}
 }
+
+// TestStructured: what reads as structure in a token, and what does not.
+func TestStructured(t *testing.T) {
+	for tok, want := range map[string]string{
+		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJiIn0.c2ln": "JWT",
+		`{"buyer":"b"}`:                               "JSON",
+		"buyer-7.1767225600.4f3a9c":                   "Unix time",
+		"uNNbZQM9g2bZ6qC6vDTWV32t02EZj1d936P8HLZMbpU": "",
+		"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08": "",
+	} {
+		why, _ := distributor.Structured(tok)
+		if (want == "") != (why == "") || !strings.Contains(why, want) {
+			t.Errorf("%s: %q, want %q", tok, why, want)
+		}
+	}
+}

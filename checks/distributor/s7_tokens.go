@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"math"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +31,10 @@ func structured(tok string) (why string, heuristic bool) {
 			}
 		}
 	}
-	for _, run := range digitRuns.FindAllString(tok, -1) {
+	for _, run := range strings.FieldsFunc(tok, func(r rune) bool { return strings.ContainsRune(".-_:|~", r) }) {
+		if !allDigits(run) || (len(run) != 10 && len(run) != 13) {
+			continue
+		}
 		n, _ := strconv.ParseInt(run, 10, 64)
 		if len(run) == 13 {
 			n /= 1000
@@ -44,8 +46,9 @@ func structured(tok string) (why string, heuristic bool) {
 	return "", false
 }
 
-// digitRuns are runs of 10 or 13 digits standing alone.
-var digitRuns = regexp.MustCompile(`(?:^|[^0-9])([0-9]{10}|[0-9]{13})(?:[^0-9]|$)`)
+// allDigits reports whether s is all decimal digits: a part of a token
+// between separators, which is how a structured token carries a time.
+func allDigits(s string) bool { return strings.Trim(s, "0123456789") == "" }
 
 func clip(s string) string {
 	if len(s) > 60 {
