@@ -3,6 +3,7 @@ package checks
 import (
 	_ "embed"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"regexp"
 	"slices"
@@ -245,8 +246,8 @@ func needsExecute(r TraceRow) bool {
 }
 
 // Traced is what the traceability reads of a rule, whichever mode's
-// registry holds it: the runner check's (All) or the entitlement
-// harness's (checks/entitlement).
+// registry holds it: the runner check's (All), the entitlement harness's
+// (checks/entitlement) or the distributor check's (checks/distributor).
 type Traced struct {
 	ID, Title, Mode string
 	Keyword         Keyword
@@ -263,6 +264,9 @@ func TracedRules() []Traced {
 	}
 	for _, r := range entitlement.All() {
 		out = append(out, Traced{r.ID, r.Title, "entitlement", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+	}
+	for _, r := range distributor.All() {
+		out = append(out, Traced{r.ID, r.Title, "distributor", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	refdist "github.com/sigrix-io/postern-conformance/fixtures/distributor"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,7 +103,7 @@ func TestActionShape(t *testing.T) {
 	for name := range a.Inputs {
 		assert.Check(t, used[name], "input %q reaches no step", name)
 	}
-	for _, name := range []string{"target", "launch", "origin", "execute", "header", "rules", "baseline", "args", "version"} {
+	for _, name := range []string{"target", "launch", "origin", "execute", "header", "rules", "baseline", "args", "version", "mode", "token"} {
 		_, ok := a.Inputs[name]
 		assert.Check(t, ok, "input %q missing", name)
 	}
@@ -409,6 +410,23 @@ func TestAction(t *testing.T) {
 		assert.Check(t, !strings.Contains(r.summary, "§4.1"), "the rules input selected 2.1, 2.2 and 3")
 	})
 
+	t.Run("distributor", func(t *testing.T) {
+		srv, err := refdist.Start(refdist.Config{}, 0)
+		assert.NilError(t, err)
+		defer srv.Close()
+		in := srv.Inputs()
+		r := runAction(t, bin, workflow{inputs: map[string]string{
+			"mode": "distributor", "target": srv.URL, "token": in.Token,
+			"args": "--agent " + in.Agent + " --stranger-token " + in.Stranger + " --withdrawn-agent " + in.Withdrawn,
+		}})
+		assert.Equal(t, r.failedAt, "", "stdout %s\nstderr %s", r.stdout["check"], r.stderr["check"])
+		assert.Check(t, is.Equal(r.outputs["verdict"], "conformant"))
+		assert.Check(t, is.Contains(r.stdout["check"], "Distributor conformant"))
+		for _, out := range []string{r.stdout["check"], r.stderr["check"], r.summary, readFile(t, r.outputs["report-json"])} {
+			assert.Check(t, !strings.Contains(out, in.Token), "the token leaked")
+		}
+	})
+
 	t.Run("latest", func(t *testing.T) {
 		r := runAction(t, bin, workflow{inputs: map[string]string{"target": "http://127.0.0.1:1", "args": "--rule 2.1 --timeout 1"}})
 		assert.Check(t, is.Contains(r.goCalls, "postern-conformance@latest\n"), "no ref and no version: latest")
@@ -424,6 +442,8 @@ func TestAction(t *testing.T) {
 			{"target": "http://127.0.0.1:1", "execute": "yes"},
 			{"target": "http://127.0.0.1:1", "args": "--rule 'unclosed"},
 			{"target": "http://127.0.0.1:1", "rules": "--execute"},
+			{"target": "http://127.0.0.1:1", "mode": "runner"},
+			{"target": "http://127.0.0.1:1", "mode": "distributor", "execute": "true"},
 		} {
 			r := runAction(t, bin, workflow{inputs: in})
 			assert.Check(t, is.Equal(r.exit["check"], 2), "%v: %s", in, r.stderr["check"])

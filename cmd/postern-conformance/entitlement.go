@@ -17,7 +17,7 @@ import (
 // walkFlags are the flags of an entitlement walk (the entitlement command
 // and demo entitlement).
 func walkFlags() []cli.Flag {
-	const walk, out, sel = "Walk:", "Reports:", "Rules:"
+	const walk = "Walk:"
 	return append([]cli.Flag{
 		&cli.FloatFlag{Category: walk, Local: true, Name: "window", Value: entitlement.DefaultWindow.Seconds(), Usage: "the stale_after_seconds the checker's distributor declares, in whole `SECONDS`: how long the runner may rely on an answer (§5.4)"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "grace", Value: entitlement.DefaultGrace.Seconds(), Usage: "the grace_seconds it declares, in whole `SECONDS`: how long past the window an unreachable distributor is ridden out (§5.7.1)"},
@@ -25,17 +25,7 @@ func walkFlags() []cli.Flag {
 		&cli.FloatFlag{Category: walk, Local: true, Name: "timeout", Value: entitlement.DefaultTimeout.Seconds(), Usage: "per-request deadline in `SECONDS`, to the runner"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "launch-timeout", Value: entitlement.DefaultLaunchTimeout.Seconds(), Usage: "how long, in `SECONDS`, a launched runner has to print POSTERN_PORT"},
 		&cli.FloatFlag{Category: walk, Local: true, Name: "deadline", Value: entitlement.DefaultDeadline.Seconds(), Usage: "end the whole walk after `SECONDS`: the steps not yet decided SKIP"},
-		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
-		&cli.StringFlag{Category: out, Local: true, Name: "json-file", Usage: "also write the JSON report to `FILE`"},
-		&cli.StringFlag{Category: out, Local: true, Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
-		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence"},
-		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
-		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "walk only the steps matching `PATTERN` (an ID, a section like 5.7, or an ID prefix ending in *); repeatable"},
-		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
-		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
-		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when a --baseline entry no longer fails"},
-		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
-	}, githubFlags()...)
+	}, reportFlags()...)
 }
 
 func entitlementCommand() *cli.Command {
@@ -167,19 +157,5 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 	rep := report.AssembleWalk(results, o, bl, report.Run{
 		ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
 	})
-	if err := writeReports(cmd, rep); err != nil {
-		return exitError{exitCannotRun, err.Error()}
-	}
-	if err := writeBaseline(cmd, rep.Results); err != nil {
-		return exitError{exitCannotRun, err.Error()}
-	}
-	reportStale(cmd.Root().ErrWriter, rep)
-	code, msg := rep.Exit(report.Strictness{Warn: cmd.Bool("strict"), Baseline: cmd.Bool("strict-baseline")})
-	if code == report.ExitOK && !rep.Verdict.Conformant {
-		return exitError{exitCannotRun, rep.Verdict.Text}
-	}
-	if code == report.ExitOK {
-		return nil
-	}
-	return exitError{code, msg}
+	return finish(cmd, rep)
 }

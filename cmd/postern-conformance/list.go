@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"github.com/sigrix-io/postern-conformance/report"
@@ -38,6 +39,7 @@ mapped to the rules that check it or to the reason none can.`,
 			&cli.BoolFlag{Name: "coverage", Usage: "print the coverage figures of the traceability matrix"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "only rules matching `PATTERN`"},
 			&cli.BoolFlag{Name: "entitlement", Usage: "list the steps of the entitlement walk (postern-conformance entitlement) instead"},
+			&cli.BoolFlag{Name: "distributor", Usage: "list the rules of the distributor check (postern-conformance distributor) instead"},
 			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: the catalogue is never coloured"},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -50,6 +52,12 @@ mapped to the rules that check it or to the reason none can.`,
 				all = nil
 				for _, r := range entitlement.All() {
 					all = append(all, report.Described(r))
+				}
+			}
+			if cmd.Bool("distributor") {
+				all = nil
+				for _, r := range distributor.All() {
+					all = append(all, report.DescribedDistributor(r))
 				}
 			}
 			rules := checks.Select(all, cmd.StringSlice("rule"))
@@ -188,6 +196,8 @@ func coverage(w io.Writer) error {
 		fmt.Fprintf(w, "  %-26s %4d  %s\n", "not checked: "+r, c.ByReason[r], reasonWords[r])
 	}
 	fmt.Fprintf(w, "\nObligations on a runner: %d, checked %d (%.0f%%).\n", c.RunnerRows, c.RunnerChecked, pct(c.RunnerChecked, c.RunnerRows))
+	d := c.BySubject["distributor"]
+	fmt.Fprintf(w, "Obligations on a distributor: %d, checked %d (%.0f%%) by postern-conformance distributor.\n", d[0], d[1], pct(d[1], d[0]))
 	fmt.Fprintf(w, "Checked without --execute: %d of %d obligations (%.0f%%), %d of the %d on a runner (%.0f%%); only with --execute: %d more.\n",
 		c.Default, c.Rows, pct(c.Default, c.Rows), c.RunnerDefault, c.RunnerRows, pct(c.RunnerDefault, c.RunnerRows), c.ExecuteOnly)
 	return nil

@@ -101,7 +101,7 @@ Examples:
 		Flags:                 append(checkFlags(), fleetFlags()...),
 		Arguments:             []cli.Argument{&cli.StringArg{Name: "target", UsageText: "TARGET"}},
 		Action:                checkAction,
-		Commands:              []*cli.Command{entitlementCommand(), demoCommand(), serveCommand(), listCommand()},
+		Commands:              []*cli.Command{entitlementCommand(), distributorCommand(), demoCommand(), serveCommand(), listCommand()},
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return exitError{exitCannotRun, err.Error() + " (see --help)"}
 		},

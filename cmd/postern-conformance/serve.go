@@ -152,6 +152,7 @@ the runner it launches; the flags win over them:
 
 The entitlement client's own faults (ent-*, in --list-faults) act only with
 a distributor.`,
+		Commands: []*cli.Command{serveDistributorCommand()},
 		Flags: append(append(runnerFlags(), distributorFlags()...),
 			&cli.IntFlag{Name: "port", Usage: "listen on `PORT` (0 picks a free one)"},
 			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: serve writes no colour"}),
@@ -239,7 +240,7 @@ func demoCommand() *cli.Command {
 report can be seen with no setup. It is conformant at Level 3 as shipped;
 --fault NAME plants one breach and shows how the suite reports it.`,
 		Flags:    append(runnerFlags(), checkFlags()...),
-		Commands: []*cli.Command{demoEntitlementCommand()},
+		Commands: []*cli.Command{demoEntitlementCommand(), demoDistributorCommand()},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			srv, err := startRunner(cmd, 0)
 			if srv == nil {

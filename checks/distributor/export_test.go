@@ -1,0 +1,4 @@
+package distributor
+
+// Structured is structured, for the tests.
+var Structured = structured

@@ -1,0 +1,306 @@
+package distributor
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
+)
+
+// The probes several sections share, as facts: each is sent once a run
+// and cited by every rule that reads it.
+
+// buyerCheck is the test buyer's check of Agent, made before the run.
+var buyerCheck = &engine.Fact[*Env, *wire.Exchange]{Name: "the buyer's check of --agent", Compute: func(t *T) (*wire.Exchange, string) {
+	t.Cite(t.Env.pre)
+	return t.Env.pre, ""
+}}
+
+// roleChecks are the buyer's checks of the other agents given.
+var roleChecks = &engine.Fact[*Env, map[string]*wire.Exchange]{Name: "the buyer's checks of the agents given", Compute: func(t *T) (map[string]*wire.Exchange, string) {
+	out := map[string]*wire.Exchange{}
+	for _, id := range []string{t.Env.Revoked, t.Env.Withdrawn} {
+		if id != "" {
+			out[id] = t.Do(t.Env.checkRequest(id, bearer(t.Env.Token), "the test buyer's check of an agent given"))
+		}
+	}
+	return out, ""
+}}
+
+// bundleOf is one fetched bundle, read as §6 describes it.
+type bundleOf struct {
+	ex       *wire.Exchange
+	zip      *zip.Reader
+	manifest map[string]any
+	raw      []byte // plugin.json as stored
+	why      string // why the archive could not be read, or ""
+}
+
+// maxManifest caps what is read of plugin.json: a compressed entry can
+// claim any size.
+const maxManifest = 1 << 20
+
+// readBundle reads a 200 bundle's archive and its root plugin.json.
+func readBundle(ex *wire.Exchange) bundleOf {
+	b := bundleOf{ex: ex}
+	if ex.Truncated {
+		b.why = fmt.Sprintf("the bundle is larger than the checker reads (%d bytes)", ex.Cap)
+		return b
+	}
+	z, err := zip.NewReader(bytes.NewReader(ex.Body), int64(len(ex.Body)))
+	if err != nil {
+		b.why = "the body is not a zip archive: " + err.Error()
+		return b
+	}
+	b.zip = z
+	for _, f := range z.File {
+		if f.Name != "plugin.json" {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			b.why = "plugin.json cannot be read: " + err.Error()
+			return b
+		}
+		b.raw, err = io.ReadAll(io.LimitReader(rc, maxManifest))
+		rc.Close()
+		if err != nil {
+			b.why = "plugin.json cannot be read: " + err.Error()
+			return b
+		}
+		if err := json.Unmarshal(b.raw, &b.manifest); err != nil || b.manifest == nil {
+			b.why = "plugin.json is not a JSON object"
+		}
+		return b
+	}
+	var names []string
+	for _, f := range z.File {
+		names = append(names, f.Name)
+		if len(names) == 5 {
+			break
+		}
+	}
+	b.why = fmt.Sprintf("the archive has no plugin.json at its root (its first entries: %s)", strings.Join(names, ", "))
+	return b
+}
+
+// entries is every file of the archive, each read under the cap (for the
+// token search).
+func (b bundleOf) entries() [][]byte {
+	if b.zip == nil {
+		return nil
+	}
+	var out [][]byte
+	for _, f := range b.zip.File {
+		if len(out) == 64 {
+			break
+		}
+		rc, err := f.Open()
+		if err != nil {
+			continue
+		}
+		data, _ := io.ReadAll(io.LimitReader(rc, maxManifest))
+		rc.Close()
+		out = append(out, data)
+	}
+	return out
+}
+
+// buyerBundle is the test buyer's bundle of Agent.
+var buyerBundle = &engine.Fact[*Env, bundleOf]{Name: "the buyer's bundle of --agent", Compute: func(t *T) (bundleOf, string) {
+	ex := t.Do(get(protocol.BundlesRoute, t.Env.Agent, bearer(t.Env.Token), "the test buyer's bundle of --agent"))
+	if !ex.Answered() {
+		return bundleOf{}, fmt.Sprintf("the bundle of --agent was not answered: %v", ex.Err)
+	}
+	return readBundle(ex), ""
+}}
+
+// answerOf is a 200 check answer's JSON object, or nil.
+func answerOf(ex *wire.Exchange) (map[string]any, error) {
+	if ex.Status != http.StatusOK {
+		return nil, fmt.Errorf("answered %s", ex.Brief())
+	}
+	obj := ex.Object()
+	if obj == nil {
+		return nil, fmt.Errorf("the body is not a JSON object")
+	}
+	return obj, nil
+}
+
+// checkAnswer is one 200 check answer of the run, with what it addressed.
+type checkAnswer struct {
+	ex  *wire.Exchange
+	obj map[string]any
+	id  string // the identifier the request's path addressed
+}
+
+// checkAnswers are the run's 200 answers to checks that addressed a valid
+// identifier with no query: the answers §5.3 describes.
+func checkAnswers(exs []*wire.Exchange) []checkAnswer {
+	var out []checkAnswer
+	seen := map[*wire.Exchange]bool{}
+	for _, ex := range exs {
+		if seen[ex] || ex.Status != http.StatusOK || ex.Method != http.MethodGet {
+			continue
+		}
+		seen[ex] = true
+		u, err := url.Parse(ex.URL)
+		if err != nil || u.RawQuery != "" {
+			continue
+		}
+		id, a := protocol.Address(u.EscapedPath(), protocol.EntitlementsRoute)
+		if a != protocol.ID {
+			continue
+		}
+		if obj := ex.Object(); obj != nil {
+			out = append(out, checkAnswer{ex: ex, obj: obj, id: id})
+		}
+	}
+	return out
+}
+
+// rawPathOf is the path of an exchange's URL as it was sent.
+func rawPathOf(ex *wire.Exchange) string {
+	u, err := url.Parse(ex.URL)
+	if err != nil {
+		return ""
+	}
+	return u.EscapedPath()
+}
+
+// offset bounds the distributor's clock against ours (server − local),
+// from the Date of every answer: an answer dated D was written at a
+// server time in [D, D+1s), and at a local time between its request's
+// sending and its arrival. Each answer narrows the interval; with none,
+// ±noDate is allowed.
+type offset struct{ lo, hi time.Duration }
+
+const noDate = 5 * time.Second
+
+func clockOffset(exs []*wire.Exchange) (offset, bool) {
+	o := offset{lo: -1 << 62, hi: 1 << 62}
+	any := false
+	for _, ex := range exs {
+		if !ex.Answered() || ex.Sent.IsZero() {
+			continue
+		}
+		d, err := http.ParseTime(ex.Header.Get("Date"))
+		if err != nil {
+			continue
+		}
+		lo, hi := d.Sub(ex.Sent.Add(ex.Elapsed)), d.Add(time.Second).Sub(ex.Sent)
+		if !any || (max(o.lo, lo) <= min(o.hi, hi)) {
+			o.lo, o.hi = max(o.lo, lo), min(o.hi, hi)
+		}
+		if !any {
+			o = offset{lo, hi}
+		}
+		any = true
+	}
+	if !any {
+		return offset{-noDate, noDate}, false
+	}
+	return o, true
+}
+
+func (o offset) String() string {
+	return fmt.Sprintf("the distributor's clock is %s to %s off ours (from its Date headers)", o.lo.Round(time.Millisecond), o.hi.Round(time.Millisecond))
+}
+
+// stampSlack is what a timestamp written to the second may hide: it reads
+// as up to a second older than the instant it stands for.
+func stampSlack(s string) time.Duration {
+	if strings.Contains(s, ".") {
+		return 10 * time.Millisecond
+	}
+	return time.Second
+}
+
+// volatile are the header fields that differ between any two answers, so
+// §5.5's comparison leaves them aside.
+var volatile = []string{"Date", "Age", "Expires", "Last-Modified", "Etag", "X-Request-Id", "X-Trace-Id", "Traceparent",
+	"Tracestate", "Server-Timing", "Cf-Ray", "X-Amzn-Requestid", "X-Amzn-Trace-Id", "X-Correlation-Id", "Request-Id", "X-Cloud-Trace-Context"}
+
+// headerSet is an answer's field names, the volatile ones aside.
+func headerSet(h http.Header) []string {
+	var out []string
+	for k := range h {
+		if !slices.Contains(volatile, http.CanonicalHeaderKey(k)) {
+			out = append(out, http.CanonicalHeaderKey(k))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tellApart says how a tells itself apart from b ("" where nothing does):
+// status, code, body bytes (unless bodies is false: the reference answer
+// varies by itself), the header set and the media type. Each body has the
+// string its own request addressed replaced first, so an echo of the
+// question is no difference.
+func tellApart(a, b *wire.Exchange, echoA, echoB string, bodies bool) string {
+	switch {
+	case a.Status != b.Status:
+		return fmt.Sprintf("status %d against %d", a.Status, b.Status)
+	case a.ErrorCode() != b.ErrorCode():
+		return fmt.Sprintf("code %q against %q", a.ErrorCode(), b.ErrorCode())
+	case a.Header.Get("Content-Type") != b.Header.Get("Content-Type"):
+		return fmt.Sprintf("Content-Type %q against %q", a.Header.Get("Content-Type"), b.Header.Get("Content-Type"))
+	}
+	if ha, hb := headerSet(a.Header), headerSet(b.Header); !slices.Equal(ha, hb) {
+		return fmt.Sprintf("header fields %v against %v", ha, hb)
+	}
+	if bodies {
+		ba, bb := unecho(a.Body, echoA), unecho(b.Body, echoB)
+		if !bytes.Equal(ba, bb) {
+			return fmt.Sprintf("body %s against %s", wire.Excerpt(a.Body, 160), wire.Excerpt(b.Body, 160))
+		}
+	}
+	return ""
+}
+
+func unecho(body []byte, s string) []byte {
+	if s == "" {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(s), []byte("\x00echo\x00"))
+}
+
+// varies reports whether two answers to the same request differ in body:
+// then bodies cannot be compared byte for byte.
+func varies(a, b *wire.Exchange) bool { return !bytes.Equal(a.Body, b.Body) }
+
+// number is a JSON number as ex.Object decodes it (json.Number), or false.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	}
+	return 0, false
+}
+
+// firstTime reports whether key is met for the first time in this probe:
+// a rule judging every answer of the run reports each kind of breach once.
+func firstTime() func(key string) bool {
+	seen := map[string]bool{}
+	return func(key string) bool {
+		if seen[key] {
+			return false
+		}
+		seen[key] = true
+		return true
+	}
+}
