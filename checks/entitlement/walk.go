@@ -248,5 +248,6 @@ const (
 	Should    = engine.Should
 	ShouldNot = engine.ShouldNot
 	Chain     = engine.Chain
+	Contract  = engine.Contract
 	Inferred  = engine.Inferred
 )

@@ -195,6 +195,8 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 			assert.Check(t, e.Chain == "", "%s: a chain named beside binding %s", e.ID, e.Binding)
 		case "chain":
 			assert.Check(t, e.Chain != "", "%s: a chain binding names its chain", e.ID)
+		case "contract":
+			assert.Check(t, strings.HasPrefix(e.Chain, "§3: implements the verb as §"), "%s: a contract binding states its chain: %q", e.ID, e.Chain)
 		default:
 			t.Errorf("%s: binding %q", e.ID, e.Binding)
 		}
