@@ -277,18 +277,20 @@ type Traced struct {
 	ID, Title, Mode string
 	Keyword         Keyword
 	Binding         Binding
-	Strength        Outcome
-	Needs           []string
+	// Chain is the rule's Chain: its chain, or its contract's section.
+	Chain    string
+	Strength Outcome
+	Needs    []string
 }
 
 // TracedRules is every rule of every mode.
 func TracedRules() []Traced {
 	var out []Traced
 	for _, r := range All() {
-		out = append(out, Traced{r.ID, r.Title, "check", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+		out = append(out, Traced{r.ID, r.Title, "check", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
 	}
 	for _, r := range entitlement.All() {
-		out = append(out, Traced{r.ID, r.Title, "entitlement", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+		out = append(out, Traced{r.ID, r.Title, "entitlement", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
 	}
 	return out
 }

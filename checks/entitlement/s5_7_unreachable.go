@@ -71,8 +71,8 @@ var section5_7 = []*Rule{
 		},
 	},
 	{
-		ID: "5.7.4/unreachable-within-window-active", Section: "5.7.4", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "an unreachable distributor within the window changes nothing: active, and runs (inferred: §5.7.4's table carries no keyword)",
+		ID: "5.7.4/unreachable-within-window-active", Section: "5.7.4", Level: 2, Keyword: Must, Binding: Contract, Chain: "§5.7.4",
+		Title: "an unreachable distributor within the window changes nothing: active, and runs",
 		Probe: func(t *T) {
 			a := active(t.Env)
 			a.StaleAfterSeconds = int(t.Env.Window/time.Second) + 6
@@ -82,10 +82,10 @@ var section5_7 = []*Rule{
 			s.script(scripted.Answer{Kind: scripted.ServerError})
 			e := s.status("within the window, the distributor now failing")
 			if e.state != "active" {
-				t.Fail(e.ex, "within the window of an active answer, with the distributor failing, status reports %q; §5.7.4's table keeps it active (inferred: the table has no keyword)", e.state)
+				t.Fail(e.ex, "within the window of an active answer, with the distributor failing, status reports %q; §5.7.4's table keeps it active", e.state)
 			}
 			if ex := s.refusal("within the window, the distributor failing"); !ex.Is(http.StatusBadRequest, "") {
-				t.Fail(ex, "within the window, run answered %s where a runner in force refuses this body 400 (inferred: §5.7.4's table has no keyword)", ex.Brief())
+				t.Fail(ex, "within the window, run answered %s where a runner in force refuses this body 400", ex.Brief())
 			}
 		},
 	},
