@@ -69,10 +69,10 @@ var section2_1 = []*Rule{
 				c := ex.ErrorCode()
 				switch {
 				case c == "":
-				case !runnerSide(c):
-					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner", ex.RequestLine(), c)
 				case protocol.StatusOf(c) == 0:
-					t.Warn(ex, "%s: %q is not a code Postern 0.1 defines (inferred: §2.1 lets a minor release add codes, so a runner written to a later draft may carry one a client reads as its status class)", ex.RequestLine(), c)
+					t.Fail(ex, "%s: %q is not a code Postern 0.1 defines; §2.1 enumerates the codes a conforming runner emits", ex.RequestLine(), c)
+				case !runnerSide(c):
+					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner (§2.1)", ex.RequestLine(), c)
 				}
 			})
 		},
