@@ -123,8 +123,8 @@ var section4_2Run = []*Rule{
 		},
 	},
 	{
-		ID: "4.2/no-status-member", Section: "4.2", Level: 2, Keyword: MustNot, Binding: Inferred,
-		Title: "a run response carries no status member (inferred: §4.2 says so without a keyword)",
+		ID: "4.2/no-status-member", Section: "4.2", Level: 2, Keyword: MustNot, Binding: Contract, Chain: "§4.2",
+		Title: "a run response carries no status member",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, body, ok := validRun(t)
@@ -132,7 +132,7 @@ var section4_2Run = []*Rule{
 				return
 			}
 			if v, has := body["status"]; has {
-				t.Fail(ex, "the run response carries a status member (%v); §4.2 says the body carries none, since every failure is a non-2xx envelope and a success is the 200 itself (inferred: the sentence has no bold keyword)", show(v))
+				t.Fail(ex, "the run response carries a status member (%v); §4.2 says the body carries none, since every failure is a non-2xx envelope and a success is the 200 itself", show(v))
 			}
 		},
 	},

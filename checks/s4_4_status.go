@@ -201,7 +201,7 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Should, Binding: Inferred,
+		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
 		Title: "a not_required entitlement leaves checked_at out, since no check took place",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
@@ -211,7 +211,7 @@ var section4_4 = []*Rule{
 				return
 			}
 			if v, ok := ent["checked_at"]; ok {
-				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date (inferred: §4.4 says it is omitted, without a keyword)", v)
+				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date", v)
 			}
 		},
 	},
