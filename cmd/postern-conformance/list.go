@@ -199,7 +199,7 @@ var bindingWordsCoverage = map[checks.Binding]string{
 	checks.Direct:   "a bold keyword states it: a breach fails",
 	checks.Chain:    "a keyword reaches it by a short chain: a breach fails",
 	checks.Contract: "§3: the verb as its section defines it: a breach fails",
-	checks.Inferred: "only prose, a table or a schema states it: a breach warns",
+	checks.Inferred: "only a schema states it, or SPEC leaves it open: a breach warns",
 }
 
 var reasonWords = map[string]string{
