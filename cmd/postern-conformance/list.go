@@ -24,10 +24,13 @@ func listCommand() *cli.Command {
 how that keyword binds it, what it needs to be decided, and its title. IDs
 are what --rule, --baseline and the reports use.
 
-The binding says how a bold MUST, MUST NOT or REQUIRED of SPEC.md reaches
-the behaviour the rule checks: direct, by a chain (named), or inferred from
-prose, a table or a schema alone. Only a direct or chain binding under a
-MUST-class keyword can fail a runner; an inferred rule warns, and says so.
+The binding says how SPEC.md binds the behaviour the rule checks: direct (a
+bold MUST, MUST NOT or REQUIRED states it), by a chain (named), by the wire
+contract (§3 makes a runner implement its verbs as the named section defines
+them: a status and code, a media type, the event grammar, a member's type,
+range or meaning), or inferred (only a schema states it, or SPEC leaves it
+open). A direct, chain or contract binding under a MUST-class keyword can
+fail a runner; an inferred rule warns, and says so.
 
 --coverage prints how much of SPEC.md §1–§8 the rules cover, from the
 traceability matrix (checks/traceability.tsv): every normative statement,
