@@ -42,8 +42,10 @@ const (
 	// what a state value it reports means. A runner that deviates does not
 	// speak the protocol its level claims, so a breach fails like a Chain's.
 	Contract Binding = "contract"
-	// Inferred: only descriptive prose, a table without a keyword, or the
-	// specification's schema states it.
+	// Inferred: neither a keyword nor the wire contract binds it: only a
+	// schema or an example states it, SPEC frames it as latitude or
+	// rationale, or a careful implementer could read its sentence the other
+	// way (checks/traceability.tsv names that sentence).
 	Inferred Binding = "inferred"
 )
 
