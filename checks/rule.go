@@ -42,6 +42,7 @@ const (
 
 	Direct   = engine.Direct
 	Chain    = engine.Chain
+	Contract = engine.Contract
 	Inferred = engine.Inferred
 
 	Pass  = engine.Pass

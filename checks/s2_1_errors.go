@@ -43,8 +43,8 @@ var section2_1 = []*Rule{
 		},
 	},
 	{
-		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred, Evidence: true,
-		Title: "each defined error code travels on the HTTP status §2.1's table gives it (inferred: the table carries no keyword)",
+		ID: "2.1/code-status", Section: "2.1", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2.1", Evidence: true,
+		Title: "each defined error code travels on the HTTP status §2.1's table gives it",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
 				c := ex.ErrorCode()
@@ -55,24 +55,24 @@ var section2_1 = []*Rule{
 					return
 				}
 				if want := protocol.StatusOf(c); want != 0 && want != ex.Status {
-					t.Fail(ex, "%s: code %s rides %d, and §2.1's table gives it %d (inferred: the table carries no keyword)", ex.RequestLine(), c, ex.Status, want)
+					t.Fail(ex, "%s: code %s rides %d, and §2.1's table gives it %d", ex.RequestLine(), c, ex.Status, want)
 				}
 			})
 		},
 	},
 	{
-		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred, Evidence: true,
-		Title:  "a runner refuses only with the runner-side codes §2.1 defines (inferred: the table and the schema list them, no keyword forbids another)",
+		ID: "2.1/runner-codes", Section: "2.1", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2.1", Evidence: true,
+		Title:  "a runner refuses only with the runner-side codes §2.1 defines",
 		Claims: []Claim{{Doc: "error", Path: "/error/code", Keyword: "enum"}},
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, _ any) {
 				c := ex.ErrorCode()
 				switch {
 				case c == "":
-				case !runnerSide(c):
-					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner (inferred: §2.1's table says so without a keyword)", ex.RequestLine(), c)
 				case protocol.StatusOf(c) == 0:
-					t.Fail(ex, "%s: %q is not a code Postern 0.1 defines (inferred: no keyword forbids a code the table lacks)", ex.RequestLine(), c)
+					t.Fail(ex, "%s: %q is not a code Postern 0.1 defines; §2.1 enumerates the codes a conforming runner emits", ex.RequestLine(), c)
+				case !runnerSide(c):
+					t.Fail(ex, "%s: %s is a distributor's code, unconstructible on a runner (§2.1)", ex.RequestLine(), c)
 				}
 			})
 		},

@@ -51,8 +51,8 @@ var section2_3 = []*Rule{
 		Probe: probeUnconditional,
 	},
 	{
-		ID: "2.3/preflight-any-level", Section: "2.3", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "an allowed origin's preflight on a verb above the runner's level admits it all the same (inferred: §2.3 says the answer does not depend on the level, without a keyword)",
+		ID: "2.3/preflight-any-level", Section: "2.3", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2.3",
+		Title: "an allowed origin's preflight on a verb above the runner's level admits it all the same",
 		Needs: []Need{NeedOrigin},
 		Probe: probeAnyLevel,
 	},
@@ -70,12 +70,12 @@ var section2_3 = []*Rule{
 		},
 	},
 	{
-		ID: "2.3/allow-methods", Section: "2.3", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "Access-Control-Allow-Methods admits POST on run/stream and GET on describe/status (inferred: §2.3's header table carries no keyword)",
+		ID: "2.3/allow-methods", Section: "2.3", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2.3",
+		Title: "Access-Control-Allow-Methods admits POST on run/stream and GET on describe/status",
 		Needs: []Need{NeedOrigin},
 		Probe: probeAllowMethods,
 	},
-	allowsHeader("2.3/allow-headers-content-type", Inferred, "Content-Type",
+	allowsHeader("2.3/allow-headers-content-type", Contract, "Content-Type",
 		"a preflight admitting an origin", []string{"run", "describe"}),
 	allowsHeader("2.3/allow-headers-idempotency", Direct, "Idempotency-Key",
 		"the preflight of a runner declaring status.idempotent_retry (§4.2)", []string{"run", "stream"}, needIdempotentRetry),
@@ -465,13 +465,13 @@ func probeAllowMethods(t *T) {
 // Access-Control-Allow-Headers. Authorization is never covered by "*"
 // (the Fetch standard names it explicitly), the others are.
 func allowsHeader(id string, b Binding, header, who string, verbs []string, needs ...Need) *Rule {
-	title := fmt.Sprintf("%s names %s in Access-Control-Allow-Headers", who, header)
-	if b == Inferred {
-		title += " (inferred: §2.3's header table carries no keyword)"
+	chain := ""
+	if b == Contract {
+		chain = "§2.3" // the header table of an admitting preflight
 	}
 	return &Rule{
-		ID: id, Section: "2.3", Level: 1, Keyword: Must, Binding: b,
-		Title: title,
+		ID: id, Section: "2.3", Level: 1, Keyword: Must, Binding: b, Chain: chain,
+		Title: fmt.Sprintf("%s names %s in Access-Control-Allow-Headers", who, header),
 		Needs: append([]Need{NeedOrigin}, needs...),
 		Probe: func(t *T) {
 			for _, a := range admitted(t, verbs...) {
@@ -748,7 +748,7 @@ func probeAnyLevel(t *T) {
 		case other:
 			t.Note("OPTIONS %s answered %s, where a credential or the entitlement is also in question: 2.3/preflight-unconditional judges that", verb, ex.Brief())
 		default:
-			t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %s on a Level %d runner (%s is Level %d); §2.3 has the preflight answered like any other, so that the POST arrives and is refused 501 (inferred: no keyword binds the level's part)%s",
+			t.Fail(ex, "OPTIONS %s from the allowed origin %s answered %s on a Level %d runner (%s is Level %d); §2.3 has the preflight answered like any other, so that the POST arrives and is refused 501%s",
 				verb, t.Env.Origin, ex.Brief(), t.Env.Level, verb, protocol.LevelOf(verb), originHint(t))
 		}
 	}

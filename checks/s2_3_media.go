@@ -32,8 +32,8 @@ var section2_3Media = []*Rule{
 	mediaTypeRule("run", 2),
 	mediaTypeRule("stream", 3),
 	{
-		ID: "2.3/media-type-params", Section: "2.3", Level: 2, Keyword: Must, Binding: Inferred,
-		Title:    "application/json; charset=utf-8 is not refused for its parameter (inferred: §2.3's MUST is to refuse other media types, and only prose says parameters do not count)",
+		ID: "2.3/media-type-params", Section: "2.3", Level: 2, Keyword: Must, Binding: Contract, Chain: "§2.3",
+		Title:    "application/json; charset=utf-8 is not refused for its parameter",
 		Needs:    []Need{NeedStatus},
 		Requires: []Dep{withheldControl["run"], withheldParams},
 		// Only the parameter is probed. Type and subtype are case-insensitive

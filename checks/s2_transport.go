@@ -19,15 +19,15 @@ var section2 = []*Rule{
 		},
 	},
 	{
-		ID: "2.1/unknown-path", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "a path under /postern/v0/ the runner does not implement answers 404 not_found (inferred: §2.1 says so without a keyword; the envelope is 2.1/envelope's)",
+		ID: "2.1/unknown-path", Section: "2.1", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2.1",
+		Title: "a path under /postern/v0/ the runner does not implement answers 404 not_found",
 		Probe: func(t *T) {
 			for _, p := range []string{"conformance-no-such-verb", "describe/extra"} {
 				r := wire.Get(p)
 				r.Note = "a path Postern v0 does not define"
 				ex := t.Do(r)
 				if !ex.Is(http.StatusNotFound, "not_found") {
-					t.Fail(ex, "GET %s answered %s, not 404 not_found (inferred: §2.1 describes that answer without a keyword)", p, ex.Brief())
+					t.Fail(ex, "GET %s answered %s, not 404 not_found", p, ex.Brief())
 				}
 			}
 		},

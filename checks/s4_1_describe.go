@@ -26,8 +26,8 @@ var section4_1 = []*Rule{
 		Probe: func(t *T) { objectRule("describe", t) },
 	},
 	{
-		ID: "4.1/content-type", Section: "4.1", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "describe is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
+		ID: "4.1/content-type", Section: "4.1", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2",
+		Title: "describe is labelled application/json",
 		Probe: func(t *T) { contentTypeRule("describe", t) },
 	},
 	{
@@ -110,8 +110,8 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Inferred,
-		Title:  "an input's default fits its type: a string for text and select, a number for number, or null (inferred: §4.1.1 and the schema pair them, no keyword does)",
+		ID: "4.1.1/default-type", Section: "4.1.1", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.1.1",
+		Title:  "an input's default fits its type: a string for text and select, a number for number, or null",
 		Needs:  []Need{NeedDescribe},
 		Claims: []Claim{{Doc: "describe", Path: "/inputs/*/default"}},
 		Probe: func(t *T) {
@@ -123,7 +123,7 @@ var section4_1 = []*Rule{
 				_, isStr := d.(string)
 				isNum := isJSONNumber(d)
 				if fits := isStr && in["type"] != "number" || isNum && in["type"] == "number"; !fits {
-					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean (inferred: no keyword pairs them)", at, d, in["type"])
+					t.Fail(t.Env.Describe.Ex, "describe %s/default is %#v for a %v input; §4.1.1: text and select take a string, number a number, and nothing takes a boolean", at, d, in["type"])
 				}
 			})
 		},
@@ -161,15 +161,15 @@ var section4_1 = []*Rule{
 		},
 	},
 	{
-		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot, Binding: Inferred,
-		Title:  "a credentials entry carries env, purpose and signup_url and no other member (inferred: §4.1.3 says a conforming runner emits no other, without a keyword)",
+		ID: "4.1.3/credentials-closed", Section: "4.1.3", Level: 1, Keyword: MustNot, Binding: Contract, Chain: "§4.1.3",
+		Title:  "a credentials entry carries env, purpose and signup_url and no other member",
 		Needs:  []Need{NeedDescribe},
 		Claims: []Claim{{Doc: "describe", Path: "/credentials/*", Keyword: "additionalProperties"}},
 		Probe: func(t *T) {
 			eachCredential(t, "§4.1.3: the entry is closed to env, purpose and signup_url, leaving nowhere for a value to travel", func(at string, c map[string]any) {
 				for _, k := range slices.Sorted(maps.Keys(c)) {
 					if k != "env" && k != "purpose" && k != "signup_url" {
-						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value (inferred: §4.1.3 says so without a keyword)", at, k)
+						t.Fail(t.Env.Describe.Ex, "describe %s carries %q; §4.1.3 closes the entry to env, purpose and signup_url, so nothing else can carry a value", at, k)
 					}
 				}
 			})
@@ -222,8 +222,8 @@ var section4_1 = []*Rule{
 	// 4.1.4/media-type-lower-case claims the lower-case constraint ("not")
 	// before 4.1.4/bytes-media-type claims the rest of the member.
 	{
-		ID: "4.1.4/media-type-lower-case", Section: "4.1.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title:  "a bytes output's media_type is emitted in lower case (inferred: §4.1.4 states it without a keyword)",
+		ID: "4.1.4/media-type-lower-case", Section: "4.1.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.1.4",
+		Title:  "a bytes output's media_type is emitted in lower case",
 		Needs:  []Need{NeedDescribe},
 		Claims: []Claim{{Doc: "describe", Path: "/output/media_type", Keyword: "not"}},
 		Probe: func(t *T) {
@@ -232,7 +232,7 @@ var section4_1 = []*Rule{
 				return
 			}
 			if mt, ok := out["media_type"].(string); ok && mt != strings.ToLower(mt) {
-				t.Fail(t.Env.Describe.Ex, "output.media_type is %q; §4.1.4 has a runner emit it in lower case, sparing clients a case-insensitive compare (inferred: no keyword binds it)", mt)
+				t.Fail(t.Env.Describe.Ex, "output.media_type is %q; §4.1.4 has a runner emit it in lower case, sparing clients a case-insensitive compare", mt)
 			}
 		},
 	},
@@ -308,7 +308,7 @@ var (
 
 // objectRule: the document is a JSON object, which every REQUIRED member
 // of it presupposes. (Its label is contentTypeRule's: jsonRule in docs.go
-// judged both, before the label was found to be inferred.)
+// judged both.)
 func objectRule(verb string, t *T) {
 	d := docOf(t, verb)
 	if d.Ex.Status != http.StatusOK {
@@ -320,8 +320,9 @@ func objectRule(verb string, t *T) {
 	}
 }
 
-// contentTypeRule: the document is labelled application/json, which §2
-// calls a statement about encoding rather than a MUST: inferred.
+// contentTypeRule: the document is labelled application/json, the media
+// type §2 gives every Postern body but stream's: the wire contract of the
+// verb (Contract).
 func contentTypeRule(verb string, t *T) {
 	ex := docOf(t, verb).Ex
 	if ex.Status != http.StatusOK {
@@ -329,7 +330,7 @@ func contentTypeRule(verb string, t *T) {
 		return
 	}
 	if mt := ex.MediaType(); mt != "application/json" {
-		t.Fail(ex, "GET %s is labelled %q; a Postern body is application/json (inferred: §2 states the media type as a statement about encoding, not a MUST)",
+		t.Fail(ex, "GET %s is labelled %q; §2 gives every Postern body but stream's the media type application/json",
 			verb, ex.Header.Get("Content-Type"))
 	}
 }

@@ -199,13 +199,8 @@ var section4_2 = []*Rule{
 		Needs: []Need{NeedStatus, needEntitled},
 		Probe: func(t *T) {
 			verbs := verbsServed(t)
-			// Where describe declares no required input, nothing binds the
-			// refusal (§2.1's table alone calls a bad body bad_request).
-			_, required := readInputs(t.Env.Describe.Obj).firstRequired()
-			inferred := ""
-			if !required {
-				inferred = " (inferred: describe declares no required input a malformed body would omit, and only §2.1's table calls a bad body bad_request)"
-			}
+			// Where describe declares no required input, §2.1's table is
+			// what names a bad body's answer: the wire contract (§3).
 			for _, verb := range verbs {
 				for _, b := range malformedBodies(t) {
 					r := wire.PostJSON(verb, b.body)
@@ -216,10 +211,10 @@ var section4_2 = []*Rule{
 					case skipUnavailable(t, ex, fmt.Sprintf("POST %s (%s)", verb, b.what)):
 						return
 					case ex.Status == http.StatusFailedDependency:
-						finding(t, !required)(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)%s",
-							verb, b.what, ex.Brief(), inferred)
+						t.Fail(ex, "POST %s with %s was answered %s: the request is malformed, and §4.6 decides what a request says (step 4) before what the runner holds (step 5)",
+							verb, b.what, ex.Brief())
 					default:
-						finding(t, !required)(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2)%s", verb, b.what, ex.Brief(), inferred)
+						t.Fail(ex, "POST %s with %s was answered %s, not 400 bad_request (§4.2, §2.1)", verb, b.what, ex.Brief())
 					}
 				}
 			}
@@ -356,7 +351,7 @@ func keyAfterValidation(t *T) string {
 		note += "; sent only because status publishes a missing credential (a 424 is expected)"
 	}
 	if last := t.Do(runRequest("run", valid, key, note)); last.Status == http.StatusConflict {
-		t.Warn(last, "a request refused 400 for failing validation (%s) was followed, under the same Idempotency-Key, by a valid one, answered %s: the refusal bound the key, though it executed nothing (§4.2; inferred: no keyword obliges a runner to accept a valid request)",
+		t.Fail(last, "a request refused 400 for failing validation (%s) was followed, under the same Idempotency-Key, by a valid one, answered %s: the refusal bound the key, though it executed nothing, and §2.1 gives 409 only to a key already answered for other inputs (§4.2)",
 			what, last.Brief())
 	}
 	return ""

@@ -23,7 +23,7 @@ import (
 var section4_2Run = []*Rule{
 	{
 		ID: "4.2/run-response", Section: "4.2", Level: 2, Keyword: Must,
-		Title: "a valid run's answer is a run response body, carrying run_id and output (that a valid run is accepted at all is inferred, and warns)",
+		Title: "a valid run's answer is a run response body, carrying run_id and output (a valid run left unanswered, or refused 400, only warns)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "run")
@@ -42,8 +42,8 @@ var section4_2Run = []*Rule{
 		},
 	},
 	{
-		ID: "4.2/content-type", Section: "4.2", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "a successful run answer is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
+		ID: "4.2/content-type", Section: "4.2", Level: 2, Keyword: Must, Binding: Contract, Chain: "§2",
+		Title: "a successful run answer is labelled application/json",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "run")
@@ -55,7 +55,7 @@ var section4_2Run = []*Rule{
 				return
 			}
 			if mt := ex.MediaType(); mt != "application/json" {
-				t.Fail(ex, "the run succeeded but its answer is labelled %q; §2 and §4.2 make a run response application/json (inferred: §2 states it as a statement about encoding, not a MUST)",
+				t.Fail(ex, "the run succeeded but its answer is labelled %q; §2 and §4.2 make a run response application/json",
 					ex.Header.Get("Content-Type"))
 			}
 		},
@@ -123,8 +123,8 @@ var section4_2Run = []*Rule{
 		},
 	},
 	{
-		ID: "4.2/no-status-member", Section: "4.2", Level: 2, Keyword: MustNot, Binding: Inferred,
-		Title: "a run response carries no status member (inferred: §4.2 says so without a keyword)",
+		ID: "4.2/no-status-member", Section: "4.2", Level: 2, Keyword: MustNot, Binding: Contract, Chain: "§4.2",
+		Title: "a run response carries no status member",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, body, ok := validRun(t)
@@ -132,7 +132,7 @@ var section4_2Run = []*Rule{
 				return
 			}
 			if v, has := body["status"]; has {
-				t.Fail(ex, "the run response carries a status member (%v); §4.2 says the body carries none, since every failure is a non-2xx envelope and a success is the 200 itself (inferred: the sentence has no bold keyword)", show(v))
+				t.Fail(ex, "the run response carries a status member (%v); §4.2 says the body carries none, since every failure is a non-2xx envelope and a success is the 200 itself", show(v))
 			}
 		},
 	},
@@ -530,11 +530,11 @@ func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
 func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 	switch {
 	case !ex.Answered():
-		t.Warn(ex, "a valid %s request got no answer; §4.2 requires the result (inferred: no keyword obliges a runner to run a valid request)", verb)
+		t.Warn(ex, "a valid %s request got no answer; §4.2 requires the result (inferred: a runner declaring no max_run_seconds imposes no bound of its own (§4.5), so the run may still be under way past the checker's deadline)", verb)
 	case ex.Status == http.StatusOK:
 		return true
 	case ex.Status >= 200 && ex.Status < 300:
-		t.Warn(ex, "a valid %s request was answered %s; a successful %s answers 200 (§4.2, §4.3; inferred: no keyword names the status)", verb, ex.Brief(), verb)
+		t.Fail(ex, "a valid %s request was answered %s; a successful %s answers 200 (§4.1.4, §4.3, §4.5)", verb, ex.Brief(), verb)
 	case ex.Status == http.StatusBadRequest:
 		var inputs map[string]any
 		if m, ok := Path(mustObject(ex.ReqBody), "inputs"); ok {
@@ -545,7 +545,7 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 				verb, ex.Brief(), strings.Join(unsure, ", "))
 			return false
 		}
-		t.Warn(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input (inferred: no keyword obliges a runner to run a valid request)",
+		t.Warn(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input (inferred: §4.1.1 leaves validation open and does not say what max_length counts, so what this checker built as valid a careful runner may read otherwise)",
 			verb, ex.Brief(), ex.ErrorMessage())
 	default:
 		t.Skip("a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",

@@ -24,8 +24,8 @@ import (
 // and so on.
 var section4_3 = []*Rule{
 	{
-		ID: "4.3/media-type", Section: "4.3", Level: 3, Keyword: Must, Binding: Inferred,
-		Title: "a valid stream request is answered 200 text/event-stream (inferred: §4.3 says stream returns it, without a keyword)",
+		ID: "4.3/media-type", Section: "4.3", Level: 3, Keyword: Must, Binding: Contract, Chain: "§4.3",
+		Title: "a valid stream request is answered 200 text/event-stream",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			ex, ok := sendValid(t, "stream")
@@ -33,7 +33,7 @@ var section4_3 = []*Rule{
 				return
 			}
 			if mt := ex.MediaType(); mt != "text/event-stream" {
-				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream (inferred: no keyword binds the label)", ex.Header.Get("Content-Type"))
+				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream", ex.Header.Get("Content-Type"))
 			}
 		},
 	},
@@ -50,26 +50,20 @@ var section4_3 = []*Rule{
 				if ev.Name == "" {
 					probs = append(probs, "it has no event: field")
 				}
-				notJSON := false
 				switch {
 				case ev.DataLines == 0:
 					probs = append(probs, "it has no data: field")
 				case !json.Valid([]byte(ev.Data)):
 					probs = append(probs, "its data is not JSON")
-					notJSON = true
 				}
 				if !ev.Terminated {
 					probs = append(probs, "no blank line ends it (a browser never dispatches it)")
 				}
-				// §4.3's MUST is the event-stream shape; that the payload is
-				// JSON it says in describing the events, without a keyword.
+				// §4.3's MUST is the event-stream shape, and its JSON data:
+				// payload is the event grammar §4.3 defines (Contract).
 				if len(probs) > 0 {
-					inferred, why := notJSON && len(probs) == 1, ""
-					if inferred {
-						why = " (inferred: the MUST binds the event-stream shape; the JSON payload is described without a keyword)"
-					}
-					finding(t, inferred)(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data%s",
-						i+1, len(s.Events), oneLine(ev.Raw), strings.Join(probs, "; "), why)
+					t.Fail(ex, "event %d of %d (%s): %s; §4.3 writes each event as event:, data: and a blank line, with JSON data",
+						i+1, len(s.Events), oneLine(ev.Raw), strings.Join(probs, "; "))
 				}
 			}
 		}),
@@ -204,8 +198,8 @@ var section4_3 = []*Rule{
 		}),
 	},
 	{
-		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must, Binding: Inferred,
-		Title: "start, step and delta payloads have the members §4.3 gives them (inferred: §4.3 lists them without a keyword; a delta's text is 4.3/delta-concat's)",
+		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must, Binding: Contract, Chain: "§4.3",
+		Title: "start, step and delta payloads have the members §4.3 gives them",
 		Needs: runNeeds(),
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			for _, ev := range s.Events {

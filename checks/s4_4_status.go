@@ -20,8 +20,8 @@ var section4_4 = []*Rule{
 		Probe: func(t *T) { objectRule("status", t) },
 	},
 	{
-		ID: "4.4/content-type", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "status is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
+		ID: "4.4/content-type", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2",
+		Title: "status is labelled application/json",
 		Probe: func(t *T) { contentTypeRule("status", t) },
 	},
 	{
@@ -53,8 +53,8 @@ var section4_4 = []*Rule{
 		Probe:    degradedRule,
 	},
 	{
-		ID: "4.4/level1-ready", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "a Level 1 runner reports state ready, having no run to be degraded about (inferred: §4.4 says so without a keyword)",
+		ID: "4.4/level1-ready", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title: "a Level 1 runner reports state ready, having no run to be degraded about",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			if t.Env.Level != 1 {
@@ -62,7 +62,7 @@ var section4_4 = []*Rule{
 				return
 			}
 			if st := Str(t.Env.Status.Obj, "state"); st != "ready" {
-				t.Fail(t.Env.Status.Ex, "a Level 1 runner reports state %s; §4.4: with no run to serve it reports ready (inferred: §4.4 says so without a keyword)", quoteOr(st))
+				t.Fail(t.Env.Status.Ex, "a Level 1 runner reports state %s; §4.4: with no run to serve it reports ready", quoteOr(st))
 			}
 		},
 	},
@@ -81,8 +81,8 @@ var section4_4 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/max-concurrent-runs", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title:  "limits.max_concurrent_runs, where given, is a whole number of at least 1 (inferred: §4.4 says so of an OPTIONAL member, without a keyword)",
+		ID: "4.4/max-concurrent-runs", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title:  "limits.max_concurrent_runs, where given, is a whole number of at least 1",
 		Needs:  []Need{NeedStatus},
 		Claims: []Claim{{Doc: "status", Path: "/limits/max_concurrent_runs"}},
 		Probe: func(t *T) {
@@ -93,15 +93,15 @@ var section4_4 = []*Rule{
 			case !ok:
 				t.Skip("status declares no limits.max_concurrent_runs")
 			case !whole || n < 1:
-				t.Fail(t.Env.Status.Ex, "limits.max_concurrent_runs is %v; §4.4: at least 1 (a runner that runs nothing says so with its level) (inferred: §4.4 says so of an OPTIONAL member, without a keyword)", v)
+				t.Fail(t.Env.Status.Ex, "limits.max_concurrent_runs is %v; §4.4: at least 1 (a runner that runs nothing says so with its level)", v)
 			default:
 				t.Note("at most %v runs at once", v)
 			}
 		},
 	},
 	{
-		ID: "4.4/update-current", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title:  "update.current is present whenever knowable and is describe's agent.version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
+		ID: "4.4/update-current", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title:  "update.current is present whenever knowable and is describe's agent.version",
 		Needs:  []Need{NeedStatus},
 		Claims: []Claim{{Doc: "status", Path: "/update/current"}},
 		Probe: func(t *T) {
@@ -113,23 +113,25 @@ var section4_4 = []*Rule{
 			version := Str(t.Env.Describe.Obj, "agent", "version")
 			switch s, isStr := cur.(string); {
 			case t.Failed():
+			case !has && Str(u, "state") == "not_required":
+				t.Warn(t.Env.Status.Ex, "update.state is not_required and update.current is absent; §4.4 has current present whenever knowable (inferred: §4.4 also has update present only where a version check ran, and \"unreachable included\" reads as a list of the states in which one ran, which not_required is not)")
 			case !has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s and update.current is absent; §4.4: a runner always knows the version it runs, so current is there whatever the check found (unreachable included) (inferred: §4.4 states it without a keyword, and update is OPTIONAL)",
+				t.Fail(t.Env.Status.Ex, "update.state is %s and update.current is absent; §4.4: a runner always knows the version it runs, so current is there whatever the check found (unreachable included)",
 					quoteOr(Str(u, "state")))
 			case !isStr:
-				t.Fail(t.Env.Status.Ex, "update.current is %v, not a version string (inferred: §4.4 states it without a keyword, and update is OPTIONAL)", cur)
+				t.Fail(t.Env.Status.Ex, "update.current is %v, not a version string", cur)
 			case version == "":
 				t.Note("update.current is %q; describe gives no agent.version to compare it with", s)
 			case s != version:
-				t.Fail(t.Env.Status.Ex, "update.current is %q but describe.agent.version is %q; §4.4: current is the runner's own describe version (inferred: §4.4 states it without a keyword, and update is OPTIONAL)", s, version)
+				t.Fail(t.Env.Status.Ex, "update.current is %q but describe.agent.version is %q; §4.4: current is the runner's own describe version", s, version)
 			default:
 				t.Note("update.current %q matches describe", s)
 			}
 		},
 	},
 	{
-		ID: "4.4/update-latest", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title:  "update.latest is present under current and update_available, and only there (inferred: §4.4 states it without a keyword)",
+		ID: "4.4/update-latest", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title:  "update.latest is present under current and update_available, and only there",
 		Needs:  []Need{NeedStatus},
 		Claims: []Claim{{Doc: "status", Path: "/update/latest"}},
 		Probe: func(t *T) {
@@ -142,15 +144,15 @@ var section4_4 = []*Rule{
 			switch {
 			case t.Failed():
 			case (st == "current" || st == "update_available") && !has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s but update.latest is absent; §4.4: latest is what the distributor answered, present in both answered states (inferred: §4.4 states it without a keyword)", st)
+				t.Fail(t.Env.Status.Ex, "update.state is %s but update.latest is absent; §4.4: latest is what the distributor answered, present in both answered states", st)
 			case (st == "not_required" || st == "unreachable") && has:
-				t.Fail(t.Env.Status.Ex, "update.state is %s yet update.latest is %v; §4.4: no distributor answered, so there is no latest (inferred: §4.4 states it without a keyword)", st, u["latest"])
+				t.Fail(t.Env.Status.Ex, "update.state is %s yet update.latest is %v; §4.4: no distributor answered, so there is no latest", st, u["latest"])
 			}
 		},
 	},
 	{
-		ID: "4.4/update-state", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title:  "update.state is one of its four values, and current against update_available follows current == latest (inferred: §4.4 defines them without a keyword)",
+		ID: "4.4/update-state", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title:  "update.state is one of its four values, and current against update_available follows current == latest",
 		Needs:  []Need{NeedStatus},
 		Claims: []Claim{{Doc: "status", Path: "/update/state"}},
 		Probe: func(t *T) {
@@ -168,17 +170,17 @@ var section4_4 = []*Rule{
 			case !okC || !okL:
 				t.Skip("update.current or update.latest is missing (4.4/update-current and 4.4/update-latest judge that)")
 			case st == "current" && cur != lat:
-				t.Fail(t.Env.Status.Ex, "update.state is current but current %q differs from latest %q; §4.4: they are equal exactly when the state is current (inferred: §4.4 defines the states without a keyword)", cur, lat)
+				t.Fail(t.Env.Status.Ex, "update.state is current but current %q differs from latest %q; §4.4: they are equal exactly when the state is current", cur, lat)
 			case st == "update_available" && cur == lat:
-				t.Fail(t.Env.Status.Ex, "update.state is update_available but current and latest are both %q; §4.4: that is the state current (inferred: §4.4 defines the states without a keyword)", cur)
+				t.Fail(t.Env.Status.Ex, "update.state is update_available but current and latest are both %q; §4.4: that is the state current", cur)
 			default:
 				t.Note("update.state %s, current %q, latest %q", st, cur, lat)
 			}
 		},
 	},
 	{
-		ID: "4.4/update-not-required", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "update.state not_required (no distributor) stands only beside entitlement.state not_required (inferred: §4.4 defines it without a keyword)",
+		ID: "4.4/update-not-required", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title: "update.state not_required (no distributor) stands only beside entitlement.state not_required",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			u := updateBlock(t, "")
@@ -192,14 +194,14 @@ var section4_4 = []*Rule{
 			case us == "not_required" && es != "not_required":
 				// Only this direction is decided: a free agent (entitlement
 				// not_required) may still ask a distributor for versions.
-				t.Fail(t.Env.Status.Ex, "update.state is not_required, which means no distributor is configured, beside entitlement.state %s, which only a configured distributor produces (§4.4, §5.1) (inferred: §4.4 defines not_required without a keyword)", es)
+				t.Fail(t.Env.Status.Ex, "update.state is not_required, which means no distributor is configured, beside entitlement.state %s, which only a configured distributor produces (§4.4, §5.1)", es)
 			default:
 				t.Note("update.state %s beside entitlement.state %s", us, es)
 			}
 		},
 	},
 	{
-		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Should, Binding: Inferred,
+		ID: "4.4/not-required-no-checked-at", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
 		Title: "a not_required entitlement leaves checked_at out, since no check took place",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
@@ -209,13 +211,13 @@ var section4_4 = []*Rule{
 				return
 			}
 			if v, ok := ent["checked_at"]; ok {
-				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date (inferred: §4.4 says it is omitted, without a keyword)", v)
+				t.Fail(t.Env.Status.Ex, "entitlement.state is not_required yet checked_at is %v; §4.4: with no distributor there was no check to date", v)
 			}
 		},
 	},
 	{
-		ID: "4.4/unknown-shapes", Section: "4.4", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "a bare unknown (never checked) carries nothing a distributor declared (inferred: §4.4 and §5.7.3 describe the two shapes without a keyword)",
+		ID: "4.4/unknown-shapes", Section: "4.4", Level: 1, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title: "a bare unknown (never checked) carries nothing a distributor declared",
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			ent, _ := t.Env.Status.Obj["entitlement"].(map[string]any)
@@ -237,7 +239,7 @@ var section4_4 = []*Rule{
 				}
 			}
 			if len(stray) > 0 {
-				t.Fail(t.Env.Status.Ex, "entitlement is unknown with no checked_at, yet carries %s; §4.4, §5.7.3: without checked_at the runner has never had an answer, so it holds nothing a distributor declared (inferred: no keyword states the two shapes)",
+				t.Fail(t.Env.Status.Ex, "entitlement is unknown with no checked_at, yet carries %s; §4.4, §5.7.3: without checked_at the runner has never had an answer, so it holds nothing a distributor declared",
 					strings.Join(stray, ", "))
 				return
 			}
@@ -281,11 +283,11 @@ func degradedRule(t *T) {
 	published := listed || told
 
 	if listed && told && satisfied == (len(missing) > 0) {
-		t.Warn(ex, "credentials.satisfied is %v beside missing %v; §4.4: satisfied is true exactly when nothing is missing (inferred: both members are OPTIONAL, defined without a keyword)", satisfied, missing)
+		t.Fail(ex, "credentials.satisfied is %v beside missing %v; §4.4: satisfied is true exactly when nothing is missing", satisfied, missing)
 	}
 	for _, m := range missing {
 		if name, _ := m.(string); !slices.Contains(declared, name) {
-			t.Warn(ex, "credentials.missing names %v, which describe does not declare (it declares %v; inferred: an OPTIONAL member, defined without a keyword)", m, declared)
+			t.Fail(ex, "credentials.missing names %v, which describe does not declare (it declares %v); §4.4: missing names the declared credentials that are unset", m, declared)
 		}
 	}
 

@@ -25,8 +25,8 @@ import (
 // the runs a rule watches are the only ones the checker has in flight.
 var section4_5 = []*Rule{
 	{
-		ID: "4.4/running-in-flight", Section: "4.4", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "status reports state running while a run is in flight (inferred: §4.4 defines running without a keyword)",
+		ID: "4.4/running-in-flight", Section: "4.4", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title: "status reports state running while a run is in flight",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			verbs := []string{protocol.Run}
@@ -65,7 +65,7 @@ var section4_5 = []*Rule{
 				if len(off) > 0 && (verb == protocol.Stream || len(off) == len(mid)) {
 					p := off[0]
 					t.Cite(p.ex)
-					t.Fail(p.ex, "status answered state %q %s into a %s that ended only after %s (%d of the %d polls inside it said other than running); §4.4 reports running while a run is in flight (inferred: the states are defined without a keyword)",
+					t.Fail(p.ex, "status answered state %q %s into a %s that ended only after %s (%d of the %d polls inside it said other than running); §4.4 reports running while a run is in flight",
 						p.state, ms(p.sent().Sub(sp.began)), verb, ms(sp.length()), len(off), len(mid))
 					return
 				}
@@ -78,8 +78,8 @@ var section4_5 = []*Rule{
 		},
 	},
 	{
-		ID: "4.4/running-ends", Section: "4.4", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "status leaves state running once no run is in flight (inferred: §4.4 defines running without a keyword)",
+		ID: "4.4/running-ends", Section: "4.4", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title: "status leaves state running once no run is in flight",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			verb := lifeVerb(t)
@@ -90,14 +90,14 @@ var section4_5 = []*Rule{
 			p, ok := awaitState(t, time.Now().Add(t.Session().Patience), notRunning)
 			if !ok {
 				t.Cite(p.ex)
-				t.Fail(p.ex, "status still answered %s %s after the run ended, with nothing else of the checker's in flight; §4.4 reports running only while a run is (inferred: the states are defined without a keyword)",
+				t.Fail(p.ex, "status still answered %s %s after the run ended, with nothing else of the checker's in flight; §4.4 reports running only while a run is",
 					orAnswer(p), ms(time.Since(endOf(ex))))
 			}
 		},
 	},
 	{
-		ID: "4.5/concurrency-limit", Section: "4.5", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "a runner declaring max_concurrent_runs N does not run N+1 at once (inferred: §4.4 and §4.5 describe the bound without a keyword)",
+		ID: "4.5/concurrency-limit", Section: "4.5", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.4",
+		Title: "a runner declaring max_concurrent_runs N does not run N+1 at once",
 		Needs: append(runNeeds(), needLimit("max_concurrent_runs")),
 		Probe: func(t *T) {
 			n, _ := declaredLimit(t.Env, "max_concurrent_runs")
@@ -113,7 +113,7 @@ var section4_5 = []*Rule{
 			case !o.truly:
 				t.Skip("all %d runs started at once were accepted, but they did not overlap: %s", n+1, o.why)
 			default:
-				t.Fail(o.last, "status declares max_concurrent_runs %d, yet %d runs were in flight at once and all were accepted (%s); §4.5 makes the declared number the ceiling (inferred: no keyword binds it)", n, n+1, o.why)
+				t.Fail(o.last, "status declares max_concurrent_runs %d, yet %d runs were in flight at once and all were accepted (%s); §4.5 makes the declared number the ceiling", n, n+1, o.why)
 			}
 		},
 	},
@@ -164,8 +164,8 @@ var section4_5 = []*Rule{
 		},
 	},
 	{
-		ID: "4.5/run-timeout-code", Section: "4.5", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "a run stopped at max_run_seconds is answered 504 run_timeout (inferred: §4.5 and the §2.1 table say so without a keyword)",
+		ID: "4.5/run-timeout-code", Section: "4.5", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.5",
+		Title: "a run stopped at max_run_seconds is answered 504 run_timeout",
 		Needs: append(runNeeds(), needLimit("max_run_seconds")),
 		Probe: func(t *T) {
 			l := maxRunLimit(t)
@@ -179,7 +179,7 @@ var section4_5 = []*Rule{
 			case ex.Elapsed > limitReach(l):
 				t.Skip("the run was answered %s after %s, well past the declared limit of %d s: not a stop at the limit", ex.Brief(), ms(ex.Elapsed), l)
 			default:
-				t.Fail(ex, "a run was answered %s after %s, as its declared max_run_seconds of %d ran out; a run stopped at its limit is answered 504 run_timeout, which tells a client its agent did not fail (§4.5, §2.1; inferred: neither says it with a keyword)",
+				t.Fail(ex, "a run was answered %s after %s, as its declared max_run_seconds of %d ran out; a run stopped at its limit is answered 504 run_timeout, which tells a client its agent did not fail (§4.5, §2.1)",
 					ex.Brief(), ms(ex.Elapsed), l)
 			}
 		},
@@ -201,15 +201,15 @@ var section4_5 = []*Rule{
 		},
 	},
 	{
-		ID: "4.5/stream-timeout-event", Section: "4.5", Level: 3, Keyword: Must, Binding: Inferred,
-		Title: "a stream stopped at max_run_seconds ends with an error event carrying run_timeout (inferred: §4.5 says so without a keyword)",
+		ID: "4.5/stream-timeout-event", Section: "4.5", Level: 3, Keyword: Must, Binding: Contract, Chain: "§4.5",
+		Title: "a stream stopped at max_run_seconds ends with an error event carrying run_timeout",
 		Needs: append(runNeeds(), needLimit("max_run_seconds")),
 		Probe: func(t *T) {
 			l := maxRunLimit(t)
 			ex := t.Stream(lifeRequest(t, protocol.Stream, "", "a valid stream, timed against the declared max_run_seconds"), wire.StreamLimits{})
 			if ex.Status != http.StatusOK {
 				if ex.Answered() && ex.Elapsed >= nearLimit(l) && ex.Status >= 400 {
-					t.Fail(ex, "the stream was answered %s after %s, as its declared limit of %d s ran out; on a stream a run is under way once start is written, and the timeout arrives as an error event (§4.5; inferred: no keyword)", ex.Brief(), ms(ex.Elapsed), l)
+					t.Fail(ex, "the stream was answered %s after %s, as its declared limit of %d s ran out; on a stream a run is under way once start is written, and the timeout arrives as an error event (§4.5)", ex.Brief(), ms(ex.Elapsed), l)
 					return
 				}
 				t.Skip("the stream was answered %s after %s; no run reached the limit", ex.Brief(), ms(ex.Elapsed))
@@ -221,17 +221,17 @@ var section4_5 = []*Rule{
 			end := sp.ended.Sub(ex.Sent)
 			switch {
 			case sp.terminal == nil && end >= nearLimit(l) && end <= limitReach(l):
-				t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with no error event; §4.5 ends a stream stopped at its limit with an error event carrying run_timeout (inferred: no keyword)", ms(end), l)
+				t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with no error event; §4.5 ends a stream stopped at its limit with an error event carrying run_timeout", ms(end), l)
 			case sp.terminal == nil:
 				t.Skip("the stream did not end with done or error within what the checker read (%v)", ex.Err)
 			case end < nearLimit(l):
 				t.Skip("the stream ended with %s after %s, before it could reach the declared limit of %d s", sp.terminal.Name, ms(end), l)
 			case sp.terminal.Name == "done":
-				t.Fail(ex, "the stream ran %s, past the declared max_run_seconds of %d, and ended with done; §4.5 stops it at the limit with an error event carrying run_timeout (inferred: no keyword)", ms(end), l)
+				t.Fail(ex, "the stream ran %s, past the declared max_run_seconds of %d, and ended with done; §4.5 stops it at the limit with an error event carrying run_timeout", ms(end), l)
 			default:
 				code, _ := Path(payload(sp.terminal), "error", "code")
 				if code != "run_timeout" {
-					t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with an error event carrying code %s; §4.5 gives a stream stopped at its limit run_timeout (inferred: no keyword)", ms(end), l, show(code))
+					t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with an error event carrying code %s; §4.5 gives a stream stopped at its limit run_timeout", ms(end), l, show(code))
 				}
 			}
 		},

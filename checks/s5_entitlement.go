@@ -37,8 +37,8 @@ var section5 = []*Rule{
 		},
 	},
 	{
-		ID: "5.3/access-ends-at", Section: "5.3", Level: 2, Keyword: Must, Binding: Inferred,
-		Title:  "an access_ends_at carried on a not_entitled refusal is an RFC 3339 timestamp (inferred: the member is a MAY, typed without a keyword)",
+		ID: "5.3/access-ends-at", Section: "5.3", Level: 2, Keyword: Must, Binding: Contract, Chain: "§5.6",
+		Title:  "an access_ends_at carried on a not_entitled refusal is an RFC 3339 timestamp",
 		Needs:  []Need{NeedStatus, needRevoked},
 		Claims: []Claim{{Doc: "error", Path: "/error/detail/access_ends_at"}},
 		Probe: func(t *T) {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"github.com/sigrix-io/postern-conformance/checks/distributor"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"regexp"
 	"slices"
@@ -23,10 +24,14 @@ import (
 //     optionally followed by ": note".
 //   - binding, for a row some rule checks, is how a bold keyword of SPEC.md
 //     reaches the obligation: "direct", "chain: <the chain in a few
-//     words>", or "inferred" (only descriptive prose, a table without a
-//     keyword, or the specification's schema states it); empty for a row no
-//     rule checks. A rule's own Binding agrees with its rows (see the tests):
-//     an inferred rule checks inferred rows only, and warns.
+//     words>", "contract: §N" (§3 makes a runner implement its level's
+//     verbs, and §N states the verb's wire contract in plain sentences: the
+//     status and code of a condition, a media type, the event grammar, a
+//     member's type, range or meaning), or "inferred: <the sentence that
+//     supports the other reading>" (rationale, what only a schema states,
+//     latitude, or a reading a careful implementer could contest); empty for
+//     a row no rule checks. A rule's own Binding agrees with its rows (see
+//     the tests): an inferred rule checks inferred rows only, and warns.
 
 //go:embed traceability.tsv
 var traceTSV []byte
@@ -37,9 +42,12 @@ type TraceRow struct {
 	Checks                                    []string
 	Reason                                    string
 	// Binding is how the keyword reaches the obligation ("" for a row no
-	// rule checks); Chain names the chain where Binding is Chain.
+	// rule checks); Chain names the chain where Binding is Chain, and the
+	// section ("§4.3") where it is Contract; Why, for an Inferred row, names
+	// the sentence that supports the other reading.
 	Binding Binding
 	Chain   string
+	Why     string
 }
 
 // ReasonWord is the reason without its note: "harness: needs a restart" →
@@ -137,34 +145,51 @@ func parseTrace(data []byte) ([]TraceRow, error) {
 		if r.Obligation == "" {
 			return nil, fmt.Errorf("traceability.tsv: line %d: %s: empty obligation", n, r.ID)
 		}
-		b, chain, err := parseBinding(f[7])
+		b, words, err := parseBinding(f[7])
 		if err != nil {
 			return nil, fmt.Errorf("traceability.tsv: line %d: %s: %v", n, r.ID, err)
 		}
-		r.Binding, r.Chain = b, chain
+		r.Binding = b
+		if b == Inferred {
+			r.Why = words
+		} else {
+			r.Chain = words
+		}
 		rows = append(rows, r)
 	}
 	return rows, nil
 }
 
-// parseBinding reads the binding column.
+// parseBinding reads the binding column: the binding and the words after
+// its colon (a chain, a contract's section, an inferred row's reason).
 func parseBinding(s string) (Binding, string, error) {
-	switch {
-	case s == "":
-		return "", "", nil
-	case s == string(Direct), s == string(Inferred):
+	if s == "" || s == string(Direct) {
 		return Binding(s), "", nil
-	case strings.HasPrefix(s, string(Chain)+":"):
-		if chain := strings.TrimSpace(strings.TrimPrefix(s, string(Chain)+":")); chain != "" {
-			return Chain, chain, nil
+	}
+	word, rest, _ := strings.Cut(s, ":")
+	rest = strings.TrimSpace(rest)
+	switch b := Binding(word); b {
+	case Chain:
+		if rest != "" {
+			return b, rest, nil
 		}
 		return "", "", fmt.Errorf("binding %q names no chain", s)
+	case Contract:
+		if engine.ContractSection(rest) {
+			return b, rest, nil
+		}
+		return "", "", fmt.Errorf("binding %q names no section (\"contract: §4.3\")", s)
+	case Inferred:
+		if rest != "" {
+			return b, rest, nil
+		}
+		return "", "", fmt.Errorf("binding %q names no sentence supporting the other reading (\"inferred: <why>\")", s)
 	}
-	return "", "", fmt.Errorf("binding %q is not direct, inferred or \"chain: <words>\"", s)
+	return "", "", fmt.Errorf("binding %q is not direct, \"chain: <words>\", \"contract: §N\" or \"inferred: <why>\"", s)
 }
 
 // Bindings are the bindings a checked row may carry, in order of strength.
-var Bindings = []Binding{Direct, Chain, Inferred}
+var Bindings = []Binding{Direct, Chain, Contract, Inferred}
 
 // Coverage summarises the matrix. Each [2]int is {rows, checked}.
 type Coverage struct {
@@ -175,7 +200,8 @@ type Coverage struct {
 	ByKeyword map[string][2]int
 	BySubject map[string][2]int
 	// ByBinding counts the checked rows by binding: those a rule may fail
-	// a runner on (direct, chain) and those it only warns on (inferred).
+	// a runner on (direct, chain, contract) and those it only warns on
+	// (inferred).
 	ByBinding map[Binding]int
 
 	// The rows on a runner: all of them, and those some rule checks.
@@ -252,21 +278,23 @@ type Traced struct {
 	ID, Title, Mode string
 	Keyword         Keyword
 	Binding         Binding
-	Strength        Outcome
-	Needs           []string
+	// Chain is the rule's Chain: its chain, or its contract's section.
+	Chain    string
+	Strength Outcome
+	Needs    []string
 }
 
 // TracedRules is every rule of every mode.
 func TracedRules() []Traced {
 	var out []Traced
 	for _, r := range All() {
-		out = append(out, Traced{r.ID, r.Title, "check", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+		out = append(out, Traced{r.ID, r.Title, "check", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
 	}
 	for _, r := range entitlement.All() {
-		out = append(out, Traced{r.ID, r.Title, "entitlement", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+		out = append(out, Traced{r.ID, r.Title, "entitlement", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
 	}
 	for _, r := range distributor.All() {
-		out = append(out, Traced{r.ID, r.Title, "distributor", r.Keyword, r.BindingOf(), r.Strength(), r.NeedNames()})
+		out = append(out, Traced{r.ID, r.Title, "distributor", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
 	}
 	return out
 }

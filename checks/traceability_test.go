@@ -127,18 +127,19 @@ func TestTraceCoverageSmall(t *testing.T) {
 		{ID: "T2-03", Keyword: "MUST", Subject: "client", Reason: "client"},
 		{ID: "T4.2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.2/run-id-unique"}, Binding: Chain, Chain: "x"},
 		{ID: "T4.3-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.3/media-type"}, Binding: Inferred},
+		{ID: "T4.3-02", Keyword: "MUST", Subject: "runner", Checks: []string{"4.3/media-type"}, Binding: Contract, Chain: "§4.3"},
 	})
-	assert.Equal(t, c.Rows, 5)
-	assert.Equal(t, c.Checked, 3)
+	assert.Equal(t, c.Rows, 6)
+	assert.Equal(t, c.Checked, 4)
 	assert.DeepEqual(t, c.ByReason, map[string]int{"harness": 1, "client": 1})
-	assert.Equal(t, c.ByKeyword["MUST"], [2]int{4, 3})
-	assert.Equal(t, c.BySubject["runner"], [2]int{4, 3})
-	assert.DeepEqual(t, c.ByBinding, map[Binding]int{Direct: 1, Chain: 1, Inferred: 1})
-	assert.Equal(t, c.RunnerRows, 4)
-	assert.Equal(t, c.RunnerChecked, 3)
+	assert.Equal(t, c.ByKeyword["MUST"], [2]int{5, 4})
+	assert.Equal(t, c.BySubject["runner"], [2]int{5, 4})
+	assert.DeepEqual(t, c.ByBinding, map[Binding]int{Direct: 1, Chain: 1, Contract: 1, Inferred: 1})
+	assert.Equal(t, c.RunnerRows, 5)
+	assert.Equal(t, c.RunnerChecked, 4)
 	assert.Equal(t, c.Default, 1)
 	assert.Equal(t, c.RunnerDefault, 1)
-	assert.Equal(t, c.ExecuteOnly, 2)
+	assert.Equal(t, c.ExecuteOnly, 3)
 }
 
 // Every row a rule checks says how a keyword binds it, and no other row
@@ -152,6 +153,10 @@ func TestTraceRowsBound(t *testing.T) {
 			t.Errorf("%s is checked by no rule yet records the binding %s", r.ID, r.Binding)
 		case r.Binding == Chain && r.Chain == "":
 			t.Errorf("%s is bound by a chain it does not name", r.ID)
+		case r.Binding == Contract && !strings.HasPrefix(r.Chain, "§"):
+			t.Errorf("%s is bound by the contract of a section it does not name", r.ID)
+		case r.Binding == Inferred && r.Why == "":
+			t.Errorf("%s is inferred and names no sentence supporting the other reading", r.ID)
 		}
 	}
 }
@@ -176,12 +181,35 @@ func TestRuleBindingAgreesWithRows(t *testing.T) {
 		}
 		switch b := rule.Binding; b {
 		case Inferred:
-			assert.Check(t, len(got[Direct])+len(got[Chain]) == 0,
-				"%s is inferred, yet checks rows a keyword binds: %v %v", rule.ID, got[Direct], got[Chain])
+			assert.Check(t, len(got[Direct])+len(got[Chain])+len(got[Contract]) == 0,
+				"%s is inferred, yet checks rows a keyword or the wire contract binds: %v %v %v", rule.ID, got[Direct], got[Chain], got[Contract])
+		case Contract:
+			// The section the rule names is one its contract rows name.
+			named := false
+			for _, r := range rows[rule.ID] {
+				named = named || r.Binding == Contract && r.Chain == rule.Chain
+			}
+			assert.Check(t, named, "%s is bound by the contract of %s, yet none of its contract rows %v names it", rule.ID, rule.Chain, got[Contract])
 		default:
 			assert.Check(t, len(got[b]) > 0, "%s is %s, yet checks no %s row (it checks %v)", rule.ID, b, b, got)
 		}
 	}
+}
+
+// A contract rule under a MUST-class keyword fails a runner like a chain
+// rule, and its title does not call it inferred.
+func TestContractRulesFail(t *testing.T) {
+	n := 0
+	for _, rule := range TracedRules() {
+		if rule.Binding != Contract {
+			continue
+		}
+		n++
+		assert.Check(t, rule.Keyword.Binds(), "%s: the wire contract binds only under a MUST-class keyword", rule.ID)
+		assert.Check(t, is.Equal(rule.Strength, Fail), rule.ID)
+		assert.Check(t, !strings.Contains(rule.Title, "inferred"), "%s: a contract rule's title calls it inferred", rule.ID)
+	}
+	assert.Check(t, n > 0, "no rule is bound by the wire contract")
 }
 
 // An inferred rule never fails a runner, whatever its keyword; its title
@@ -210,6 +238,9 @@ func TestParseTraceRejectsMalformed(t *testing.T) {
 		"empty-duty": traceHeader + "\nT2-01\t2\tMUST\trunner\t\t2/http-1.1\t\tdirect",
 		"binding":    traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tstrong",
 		"chain":      traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tchain: ",
+		"contract":   traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tcontract: 4.3",
+		"no-section": traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tcontract:",
+		"no-why":     traceHeader + "\nT2-01\t2\tMUST\trunner\tspeaks HTTP/1.1\t2/http-1.1\t\tinferred",
 	} {
 		_, err := parseTrace([]byte(body))
 		assert.Check(t, err != nil, "%s: malformed TSV parsed without error", name)
@@ -225,4 +256,13 @@ func TestParseTraceRejectsMalformed(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(rows[0].Binding, Chain))
 	assert.Check(t, is.Equal(rows[0].Chain, "null is no value"))
+
+	rows, err = parseTrace([]byte(traceHeader + "\nT4.3-01\t4.3\tMUST\trunner\tstream is text/event-stream\t4.3/media-type\t\tcontract: §4.3\n" +
+		"T4.3-02\t4.3\tMUST\trunner\tsomething contestable\t4.3/media-type\t\tinferred: a sentence reads otherwise\n"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(rows[0].Binding, Contract))
+	assert.Check(t, is.Equal(rows[0].Chain, "§4.3"))
+	assert.Check(t, is.Equal(rows[1].Binding, Inferred))
+	assert.Check(t, is.Equal(rows[1].Why, "a sentence reads otherwise"))
+	assert.Check(t, is.Equal(rows[1].Chain, ""))
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
-// finding is t.Warn for a finding that is inferred (no bold keyword binds
-// it: see Binding), t.Fail otherwise.
+// finding is t.Warn for a finding that is inferred (neither a bold keyword
+// nor the wire contract binds it: see Binding), t.Fail otherwise.
 func finding(t *T, inferred bool) func(ex *wire.Exchange, format string, args ...any) {
 	if inferred {
 		return t.Warn

@@ -6,9 +6,13 @@
 // reports each failure as a leaf Violation with a JSON-pointer path.
 //
 // Binding. The schemas are the project's own reading of SPEC.md, and not
-// every constraint in them is one a bold MUST, MUST NOT or REQUIRED binds:
-// some rest on descriptive prose, a table without a keyword, or the shape
-// of an OPTIONAL member alone. Each such constraint is annotated where it
+// every constraint in them binds a runner. One binds where a bold MUST,
+// MUST NOT or REQUIRED states it, or where SPEC's prose states it as the
+// wire contract of a verb (a member's presence, type, range or meaning:
+// §3 makes a runner implement its verbs as §2 and §4 define them). The
+// others rest on the schema or an example alone, on latitude SPEC leaves, or
+// on a reading a careful implementer could contest, and each such
+// constraint is annotated where it
 // is written, with the custom keyword "x-inferred" on the subschema that
 // holds it (or on one above it): an object mapping the constraint's keyword
 // path relative to that subschema ("pattern", "required/postern",

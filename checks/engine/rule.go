@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -22,7 +23,7 @@ const (
 func (k Keyword) Binds() bool { return k == Must || k == MustNot || k == Required }
 
 // Binding is how a rule's keyword reaches the behaviour it checks, as
-// recorded per row in checks/traceability.tsv. Only a Direct or a Chain
+// recorded per row in checks/traceability.tsv. A Direct, Chain or Contract
 // binding under a MUST-class keyword can fail a runner; an Inferred one
 // warns and says so.
 type Binding string
@@ -34,8 +35,17 @@ const (
 	// Chain: a bold keyword reaches the behaviour through a short chain a
 	// skeptical implementer must accept (Rule.Chain names it in a word).
 	Chain Binding = "chain"
-	// Inferred: only descriptive prose, a table without a keyword, or the
-	// specification's schema states it.
+	// Contract: §3 makes a conforming runner implement its level's verbs,
+	// and the section Rule.Chain names ("§4.3") states in plain sentences
+	// what the verb answers: the status and code of a named condition, a
+	// media type, the event grammar, a member's type, range or meaning, or
+	// what a state value it reports means. A runner that deviates does not
+	// speak the protocol its level claims, so a breach fails like a Chain's.
+	Contract Binding = "contract"
+	// Inferred: neither a keyword nor the wire contract binds it: only a
+	// schema or an example states it, SPEC frames it as latitude or
+	// rationale, or a careful implementer could read its sentence the other
+	// way (checks/traceability.tsv names that sentence).
 	Inferred Binding = "inferred"
 )
 
@@ -82,7 +92,9 @@ type Rule[E any] struct {
 	// Binding is how the keyword reaches the behaviour; "" means Direct.
 	Binding Binding
 	// Chain names, in a word or a few, the step from the keyword to the
-	// behaviour where Binding is Chain ("null is no value").
+	// behaviour where Binding is Chain ("null is no value"); where Binding
+	// is Contract, it names the section defining the verb's contract
+	// ("§4.3"), and ChainText states the whole chain.
 	Chain string
 	// Title says in a line what a conforming target does.
 	Title string
@@ -125,6 +137,27 @@ func (r *Rule[E]) BindingOf() Binding {
 	return r.Binding
 }
 
+// ChainText is the chain as stated: Chain's words for a Chain binding, "§3:
+// implements the verb as §N defines it" for a Contract one, "" otherwise.
+func (r *Rule[E]) ChainText() string { return ChainText(r.BindingOf(), r.Chain) }
+
+// ChainText states the chain of binding b named by chain (see Rule.Chain).
+func ChainText(b Binding, chain string) string {
+	switch b {
+	case Chain:
+		return chain
+	case Contract:
+		return "§3: implements the verb as " + chain + " defines it"
+	}
+	return ""
+}
+
+// ContractSection reports whether s names a section as a Contract binding
+// does: "§" and a section number ("§4.1.4").
+func ContractSection(s string) bool { return contractSection.MatchString(s) }
+
+var contractSection = regexp.MustCompile(`^§[1-8](\.[0-9]+)*$`)
+
 // NeedNames lists the rule's needs and requirements by name.
 func (r *Rule[E]) NeedNames() []string {
 	out := []string{}
@@ -164,6 +197,10 @@ func (r *Rule[E]) Validate() error {
 	case Chain:
 		if r.Chain == "" {
 			probs = append(probs, "a Chain binding names its chain")
+		}
+	case Contract:
+		if !ContractSection(r.Chain) {
+			probs = append(probs, `a Contract binding names, as its Chain, the section defining the verb ("§4.3")`)
 		}
 	default:
 		probs = append(probs, "unknown binding")

@@ -33,12 +33,12 @@ var section2 = []*Rule{
 		},
 	},
 	{
-		ID: "2.1/walk-code-status", Section: "2.1", Level: 1, Keyword: Must, Binding: Inferred, Evidence: true,
-		Title: "every code a walk's refusal carries travels on the status §2.1's table gives it (inferred: the table carries no keyword)",
+		ID: "2.1/walk-code-status", Section: "2.1", Level: 1, Keyword: Must, Binding: Contract, Chain: "§2.1", Evidence: true,
+		Title: "every code a walk's refusal carries travels on the status §2.1's table gives it",
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange) {
 				if want := protocol.StatusOf(ex.ErrorCode()); want != 0 && want != ex.Status {
-					t.Fail(ex, "%s: code %s rides %d, and §2.1's table gives it %d (inferred: the table carries no keyword)", ex.RequestLine(), ex.ErrorCode(), ex.Status, want)
+					t.Fail(ex, "%s: code %s rides %d, and §2.1's table gives it %d", ex.RequestLine(), ex.ErrorCode(), ex.Status, want)
 				}
 			})
 		},

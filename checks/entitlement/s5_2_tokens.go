@@ -11,8 +11,8 @@ import (
 // §5.2 Tokens: how the runner presents its token, and where it never shows.
 var section5_2 = []*Rule{
 	{
-		ID: "5.2/bearer-token", Section: "5.2", Level: 1, Keyword: Must, Binding: Inferred,
-		Title: "every check carries the token as Authorization: Bearer <token> (inferred: §5.2 says so without a keyword)",
+		ID: "5.2/bearer-token", Section: "5.2", Level: 1, Keyword: Must, Binding: Contract, Chain: "§5.2",
+		Title: "every check carries the token as Authorization: Bearer <token>",
 		Probe: func(t *T) {
 			before := len(t.Env.Dist.Log(""))
 			s := begin(t, active(t.Env))
@@ -21,7 +21,7 @@ var section5_2 = []*Rule{
 				// Nothing came with the token: what came without it?
 				if stray := t.Env.Dist.Log(""); len(stray) > before {
 					c := stray[len(stray)-1]
-					t.Fail(nil, "the runner's check %s carried Authorization %q, not Bearer and the token it was given (§5.2) (inferred: the sentence has no bold keyword)",
+					t.Fail(nil, "the runner's check %s carried Authorization %q, not Bearer and the token it was given (§5.2)",
 						c.Target, strings.Join(c.Authorization, ", "))
 					return
 				}
@@ -29,7 +29,7 @@ var section5_2 = []*Rule{
 			}
 			for _, c := range s.checks() {
 				if tok, ok := c.Bearer(); !ok || tok != s.token {
-					t.Fail(nil, "the check %s carried Authorization %q, not Bearer and the token it was given (§5.2) (inferred: the sentence has no bold keyword)",
+					t.Fail(nil, "the check %s carried Authorization %q, not Bearer and the token it was given (§5.2)",
 						c.Target, strings.Join(c.Authorization, ", "))
 					return
 				}
@@ -37,8 +37,8 @@ var section5_2 = []*Rule{
 		},
 	},
 	{
-		ID: "5.2/token-never-answered", Section: "5.2", Level: 1, Keyword: MustNot, Binding: Inferred,
-		Title: "the token appears in nothing the runner answers: documents, refusals, headers (inferred: §5.2 says so without a keyword)",
+		ID: "5.2/token-never-answered", Section: "5.2", Level: 1, Keyword: MustNot, Binding: Contract, Chain: "§5.2",
+		Title: "the token appears in nothing the runner answers: documents, refusals, headers",
 		Probe: func(t *T) {
 			// A distributor that never answers, so that the runner has a
 			// refusal to explain as well as its documents.
@@ -54,7 +54,7 @@ var section5_2 = []*Rule{
 			seen = append(seen, s.served("looking for the token in the answer")...)
 			for _, ex := range seen {
 				if holds(ex, s.token) {
-					t.Fail(ex, "%s answered with the entitlement token in its body or headers; §5.2 has tokens never reach a client (inferred: no bold keyword)", ex.RequestLine())
+					t.Fail(ex, "%s answered with the entitlement token in its body or headers; §5.2 has tokens never reach a client", ex.RequestLine())
 				}
 			}
 		},

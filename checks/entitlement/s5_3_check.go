@@ -107,8 +107,8 @@ var section5_3 = []*Rule{
 		},
 	},
 	{
-		ID: "5.3/refusal-access-ends-at", Section: "5.3", Level: 2, Keyword: Must, Binding: Inferred,
-		Title: "a refusal carrying error.detail.access_ends_at carries the date the distributor gave, unchanged (inferred: the member is a MAY, its meaning stated without a keyword)",
+		ID: "5.3/refusal-access-ends-at", Section: "5.3", Level: 2, Keyword: Must, Binding: Contract, Chain: "§5.6",
+		Title: "a refusal carrying error.detail.access_ends_at carries the date the distributor gave, unchanged",
 		Probe: func(t *T) {
 			// Access ran out on its date: §5.3's revoked carrying a past date.
 			a := scripted.Answer{Kind: scripted.Revoked, StaleAfterSeconds: int(t.Env.Window.Seconds()), GraceSeconds: int(t.Env.Grace.Seconds()),
@@ -127,7 +127,7 @@ var section5_3 = []*Rule{
 				carried++
 				str, _ := v.(string)
 				if at, err := time.Parse(time.RFC3339, str); err != nil || !at.Equal(want) {
-					t.Fail(ex, "POST %s answered not_entitled with error.detail.access_ends_at %v where the distributor gave %s: §5.3 and §5.6 make the member the distributor's date, which a buyer plans by (inferred: no keyword binds its value)", verbOf(ex), v, scripted.Stamp(want))
+					t.Fail(ex, "POST %s answered not_entitled with error.detail.access_ends_at %v where the distributor gave %s: §5.3 and §5.6 make the member the distributor's date, which a buyer plans by", verbOf(ex), v, scripted.Stamp(want))
 				}
 			}
 			if carried == 0 {

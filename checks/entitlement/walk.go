@@ -326,5 +326,6 @@ const (
 	Should    = engine.Should
 	ShouldNot = engine.ShouldNot
 	Chain     = engine.Chain
+	Contract  = engine.Contract
 	Inferred  = engine.Inferred
 )

@@ -67,12 +67,12 @@ func TestABaselineFileExcusesAsTheCommandsDoes(t *testing.T) {
 }
 
 func TestAWarnIsLoggedAndFailsOnlyAStrictRun(t *testing.T) {
-	sub := top + "/4.4/content-type"
-	r := checked(t, []string{"status-text-plain"}, Rules("4.4/content-type"))
+	sub := top + "/4.1/withdrawn-capabilities"
+	r := checked(t, []string{"describe-streaming-flag"}, Rules("4.1/withdrawn-capabilities"))
 	assert.Check(t, is.Len(r.failed(), 0), r.String())
 	assert.Check(t, is.Contains(texts(r.of(sub, "log")), "WARN  "))
 
-	r = checked(t, []string{"status-text-plain"}, Rules("4.4/content-type"), Strict())
+	r = checked(t, []string{"describe-streaming-flag"}, Rules("4.1/withdrawn-capabilities"), Strict())
 	assert.DeepEqual(t, r.failed(), []string{sub, top})
 	assert.Check(t, is.Contains(texts(r.of(sub, "error")), "a WARN fails a strict run"))
 }

@@ -25,10 +25,13 @@ func listCommand() *cli.Command {
 how that keyword binds it, what it needs to be decided, and its title. IDs
 are what --rule, --baseline and the reports use.
 
-The binding says how a bold MUST, MUST NOT or REQUIRED of SPEC.md reaches
-the behaviour the rule checks: direct, by a chain (named), or inferred from
-prose, a table or a schema alone. Only a direct or chain binding under a
-MUST-class keyword can fail a runner; an inferred rule warns, and says so.
+The binding says how SPEC.md binds the behaviour the rule checks: direct (a
+bold MUST, MUST NOT or REQUIRED states it), by a chain (named), by the wire
+contract (§3 makes a runner implement its verbs as the named section defines
+them: a status and code, a media type, the event grammar, a member's type,
+range or meaning), or inferred (only a schema states it, or SPEC leaves it
+open). A direct, chain or contract binding under a MUST-class keyword can
+fail a runner; an inferred rule warns, and says so.
 
 --coverage prints how much of SPEC.md §1–§8 the rules cover, from the
 traceability matrix (checks/traceability.tsv): every normative statement,
@@ -82,7 +85,8 @@ type ruleEntry struct {
 	Section string `json:"section"`
 	Level   int    `json:"level"`
 	Keyword string `json:"keyword"`
-	// Binding is direct, chain or inferred; Chain names the chain.
+	// Binding is direct, chain, contract or inferred; Chain states the
+	// chain of a chain or contract binding.
 	Binding  string   `json:"binding"`
 	Chain    string   `json:"chain,omitempty"`
 	Strength string   `json:"breaks_as"`
@@ -122,7 +126,7 @@ func entries(rules []*checks.Rule) []ruleEntry {
 			cv = []string{}
 		}
 		out = append(out, ruleEntry{ID: r.ID, Section: r.Section, Level: r.Level, Keyword: string(r.Keyword),
-			Binding: string(r.BindingOf()), Chain: r.Chain,
+			Binding: string(r.BindingOf()), Chain: r.ChainText(),
 			Strength: string(r.Strength()), Advisory: r.Advisory, Needs: needs, Title: r.Title, Faults: fs, Covers: cv})
 	}
 	return out
@@ -143,7 +147,8 @@ func listMarkdown(w io.Writer, rules []*checks.Rule) {
 	}
 }
 
-// bindingWords is the binding as listed: "chain: <words>" names its chain.
+// bindingWords is the binding as listed: "chain: <words>" names its chain,
+// "contract: §3: implements the verb as §N defines it" its section.
 func bindingWords(e ruleEntry) string {
 	if e.Chain != "" {
 		return e.Binding + ": " + e.Chain
@@ -167,13 +172,13 @@ func listText(w io.Writer, rules []*checks.Rule) {
 		}
 		chain := ""
 		if e.Chain != "" {
-			chain = "  [chain: " + e.Chain + "]"
+			chain = "  [" + bindingWords(e) + "]"
 		}
 		count[e.Binding]++
 		fmt.Fprintf(w, "%-*s  §%-6s L%d  %-10s %-8s %s%s%s\n", width, e.ID, e.Section, e.Level, e.Keyword, e.Binding, e.Title, chain, needs)
 	}
-	fmt.Fprintf(w, "\n%d rules: %d direct, %d by a chain, %d inferred (these only warn)\n",
-		len(rules), count[string(checks.Direct)], count[string(checks.Chain)], count[string(checks.Inferred)])
+	fmt.Fprintf(w, "\n%d rules: %d direct, %d by a chain, %d by the wire contract, %d inferred (these only warn)\n",
+		len(rules), count[string(checks.Direct)], count[string(checks.Chain)], count[string(checks.Contract)], count[string(checks.Inferred)])
 }
 
 func coverage(w io.Writer) error {
@@ -206,7 +211,8 @@ func coverage(w io.Writer) error {
 var bindingWordsCoverage = map[checks.Binding]string{
 	checks.Direct:   "a bold keyword states it: a breach fails",
 	checks.Chain:    "a keyword reaches it by a short chain: a breach fails",
-	checks.Inferred: "only prose, a table or a schema states it: a breach warns",
+	checks.Contract: "§3: the verb as its section defines it: a breach fails",
+	checks.Inferred: "only a schema states it, or SPEC leaves it open: a breach warns",
 }
 
 var reasonWords = map[string]string{

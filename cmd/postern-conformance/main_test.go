@@ -195,6 +195,8 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 			assert.Check(t, e.Chain == "", "%s: a chain named beside binding %s", e.ID, e.Binding)
 		case "chain":
 			assert.Check(t, e.Chain != "", "%s: a chain binding names its chain", e.ID)
+		case "contract":
+			assert.Check(t, strings.HasPrefix(e.Chain, "§3: implements the verb as §"), "%s: a contract binding states its chain: %q", e.ID, e.Chain)
 		default:
 			t.Errorf("%s: binding %q", e.ID, e.Binding)
 		}
@@ -316,9 +318,9 @@ func TestLaunchTheNodeRunner(t *testing.T) {
 		{"LEVEL=3 FAULT=cred-value-member", nil, 1},
 		{"LEVEL=3 ENTITLEMENT=unknown-never FAULT=never-checked-403", nil, 1},
 		{"LEVEL=3 AUTH_TOKEN=tok-3f9a2c81e7 FAULT=token-in-status", []string{"--header", "Authorization: Bearer tok-3f9a2c81e7"}, 1},
-		// Refusing the charset form rests on no keyword (2.3/media-type-params is
-		// inferred): it warns, and the verdict stays conformant.
-		{"LEVEL=3 FAULT=charset-refused", nil, 0},
+		// Refusing the charset form breaks the media type §2.3 defines
+		// (2.3/media-type-params is bound by the wire contract): it fails.
+		{"LEVEL=3 FAULT=charset-refused", nil, 1},
 		{"LEVEL=3 FAULT=no-output-block", nil, 1},
 		{"LEVEL=3 MISSING_CRED=1 CRED_BLOCK=0 FAULT=degraded-wrong", []string{"--execute"}, 1},
 	}
@@ -353,10 +355,10 @@ func TestLaunchTheSlowRunner(t *testing.T) {
 		{slow, nil, 0},
 		{overrun, nil, 0},
 		{slow + "POSTERN_BREACH=buffer", map[string]string{"4.3/events-as-completed": "FAIL"}, 1},
-		{overrun + "POSTERN_BREACH=no-timeout", map[string]string{"4.5/max-run-enforced": "FAIL", "4.5/stream-timeout-event": "WARN"}, 1},
-		{overrun + "POSTERN_BREACH=timeout-500", map[string]string{"4.5/run-timeout-code": "WARN", "4.5/stream-timeout-event": "WARN"}, 0},
-		{slow + "POSTERN_BREACH=no-limit", map[string]string{"4.5/concurrency-limit": "WARN"}, 0},
-		{slow + "POSTERN_BREACH=ready-while-running", map[string]string{"4.4/running-in-flight": "WARN"}, 0},
+		{overrun + "POSTERN_BREACH=no-timeout", map[string]string{"4.5/max-run-enforced": "FAIL", "4.5/stream-timeout-event": "FAIL"}, 1},
+		{overrun + "POSTERN_BREACH=timeout-500", map[string]string{"4.5/run-timeout-code": "FAIL", "4.5/stream-timeout-event": "FAIL"}, 1},
+		{slow + "POSTERN_BREACH=no-limit", map[string]string{"4.5/concurrency-limit": "FAIL"}, 1},
+		{slow + "POSTERN_BREACH=ready-while-running", map[string]string{"4.4/running-in-flight": "FAIL"}, 1},
 		{slow + "POSTERN_BREACH=no-abort", map[string]string{"4.5/abort-on-disconnect": "WARN"}, 0},
 		{overrun + "POSTERN_BREACH=hold-forever", map[string]string{"4.2/in-flight-repeat-bounded": "WARN"}, 0},
 	}
