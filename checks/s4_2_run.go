@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -444,31 +443,6 @@ func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 	return nil, false
 }
 
-// needRunnable is met where status predicts a valid run reaches the agent.
-var needRunnable = Need{Name: "runnable", Check: func(e *Env) string {
-	if why := needEntitled.Check(e); why != "" {
-		return why
-	}
-	if credentialPublishedMissing(e) {
-		return "status publishes a missing credential: a valid run is refused 424 before the agent starts, so there is no result to judge"
-	}
-	return ""
-}}
-
-func runNeeds() []Need { return []Need{NeedExecute, NeedStatus, NeedDescribe, needRunnable} }
-
-func keyedNeeds() []Need {
-	return append(runNeeds(), needIdempotentRetry)
-}
-
-// quoted is s in quotes, or "none" where it is empty.
-func quoted(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return fmt.Sprintf("%q", s)
-}
-
 // reserialised writes the body of inputs as another encoder might: keys in
 // reverse order, with extra spaces and line breaks. Decoded, it is the same
 // request runRequest sends.
@@ -488,124 +462,4 @@ func reserialised(inputs map[string]any) string {
 	}
 	b.WriteString("\n  }\n}\n")
 	return b.String()
-}
-
-// sendValid sends a valid request to verb without an Idempotency-Key. It
-// skips the rule where no valid request can be built.
-func sendValid(t *T, verb string) (*wire.Exchange, bool) {
-	inputs, ok := validOrSkip(t, false)
-	if !ok {
-		return nil, false
-	}
-	return post(t, runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
-}
-
-// validRun sends a valid run and returns its answer and its body, or
-// skips the rule where there is no result to read (see runBody).
-func validRun(t *T) (*wire.Exchange, map[string]any, bool) {
-	ex, ok := sendValid(t, "run")
-	if !ok {
-		return nil, nil, false
-	}
-	body, ok := runBody(t, ex)
-	return ex, body, ok
-}
-
-// validOrSkip is validInputs, or false after skipping the rule where no
-// valid inputs can be built.
-func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
-	inputs, why := validInputs(t.Env.Describe.Obj, optionals)
-	if why != "" {
-		t.Skip("%s", why)
-		return nil, false
-	}
-	return inputs, true
-}
-
-// acceptedValid judges whether a valid request to verb was answered 200.
-// It fails the answers a runner cannot give such a request, and skips the
-// ones it may (at capacity, the agent failed or timed out, or any other
-// refusal the request itself did not cause, which status and the §2.1 rules
-// judge).
-func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
-	switch {
-	case !ex.Answered():
-		t.Warn(ex, "a valid %s request got no answer; §4.2 requires the result (inferred: no keyword obliges a runner to run a valid request)", verb)
-	case ex.Status == http.StatusOK:
-		return true
-	case ex.Status >= 200 && ex.Status < 300:
-		t.Warn(ex, "a valid %s request was answered %s; a successful %s answers 200 (§4.2, §4.3; inferred: no keyword names the status)", verb, ex.Brief(), verb)
-	case ex.Status == http.StatusBadRequest:
-		var inputs map[string]any
-		if m, ok := Path(mustObject(ex.ReqBody), "inputs"); ok {
-			inputs, _ = m.(map[string]any)
-		}
-		if unsure := readInputs(t.Env.Describe.Obj).unreadablePatterns(inputs); len(unsure) > 0 {
-			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
-				verb, ex.Brief(), strings.Join(unsure, ", "))
-			return false
-		}
-		t.Warn(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input (inferred: no keyword obliges a runner to run a valid request)",
-			verb, ex.Brief(), ex.ErrorMessage())
-	default:
-		t.Skip("a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
-			verb, ex.Brief())
-	}
-	return false
-}
-
-func mustObject(b []byte) map[string]any {
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-// runBody is the body of a run answered 200, read as a JSON object whatever
-// its label. Any other answer skips the rule: 4.2/run-response judges it.
-func runBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
-	if ex.Status == http.StatusOK && skipTruncated(t, ex, "run") {
-		return nil, false
-	}
-	if ex.Status == http.StatusOK && ex.Err == nil {
-		if m := ex.Object(); m != nil {
-			return m, true
-		}
-	}
-	t.Skip("the run was answered %s, not 200 with a JSON object, so there is no result to judge; 4.2/run-response judges the answer", ex.Brief())
-	return nil, false
-}
-
-// skipTruncated skips the rule where the body of a 200 answer to what ran
-// past the checker's body cap, so it cannot be read whole (a large bytes
-// output, base64-encoded, outgrows it).
-func skipTruncated(t *T, ex *wire.Exchange, what string) bool {
-	if !ex.Truncated {
-		return false
-	}
-	t.Skip("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, ex.Cap)
-	return true
-}
-
-// outputMismatch says how an output disagrees with describe's output
-// declaration (probs), and notes what differs without breaking a rule: a
-// bytes output's media_type (§4.1.4 and §4.2 bind the type only). Shape
-// problems are left to the schema.
-func outputMismatch(describe map[string]any, output any) (probs, notes []string) {
-	out, ok := output.(map[string]any)
-	want := Str(describe, "output", "type")
-	if !ok || want == "" {
-		return nil, nil
-	}
-	got, _ := out["type"].(string)
-	if got != want {
-		return []string{fmt.Sprintf("output.type is %s where describe declares %q", quoted(got), want)}, nil
-	}
-	if want == "bytes" {
-		wantMT := Str(describe, "output", "media_type")
-		gotMT, _ := out["media_type"].(string)
-		if wantMT != "" && gotMT != "" && !strings.EqualFold(wantMT, gotMT) {
-			notes = append(notes, fmt.Sprintf("output.media_type is %q where describe declares %q; only the type must agree", gotMT, wantMT))
-		}
-	}
-	return nil, notes
 }

@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/wire"
-	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §4.3 POST /postern/v0/stream, judged on the events of a real run, and
@@ -315,99 +313,6 @@ func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T)
 			judge(t, ex, s)
 		}
 	}
-}
-
-// post sends a run or stream request; a stream goes through the stream
-// reader, which reads a 200 as it arrives, under the client's caps on
-// bytes, events and time, and notes when each event came.
-func post(t *T, r wire.Request) *wire.Exchange {
-	ex := send(t, t.Ctx, r, nil)
-	t.Cite(ex)
-	return ex
-}
-
-// send sends r through the session, as a stream where it is one, under
-// ctx: for the goroutines of watch and of side-by-side runs.
-func send(t *T, ctx context.Context, r wire.Request, until func(wire.SSEEvent) bool) *wire.Exchange {
-	if r.Path == wire.Prefix+protocol.Stream {
-		return t.Session().Stream(ctx, r, wire.StreamLimits{Until: until})
-	}
-	return t.Session().Do(ctx, r)
-}
-
-// readStream is the events of a 200 stream read to its end, or it skips
-// the rule.
-func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
-	switch {
-	case ex.Err != nil:
-		t.Skip("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
-	case ex.Truncated:
-		t.Skip("the stream ran past the checker's cap of %d bytes", ex.Cap)
-	case ex.SSE != nil:
-		return *ex.SSE, true
-	default:
-		s := wire.ParseSSE(ex.Body, wire.DefaultMaxBody)
-		if s.Err == nil {
-			return s, true
-		}
-		t.Skip("the stream could not be parsed to its end: %v", s.Err)
-	}
-	return wire.SSEStream{}, false
-}
-
-// eventWhere is the index of the first event for which is holds, or -1.
-func eventWhere(s wire.SSEStream, is func(wire.SSEEvent) bool) int {
-	for i, ev := range s.Events {
-		if is(ev) {
-			return i
-		}
-	}
-	return -1
-}
-
-func firstEvent(s wire.SSEStream, name string) *wire.SSEEvent {
-	if i := eventWhere(s, func(ev wire.SSEEvent) bool { return ev.Name == name }); i >= 0 {
-		return &s.Events[i]
-	}
-	return nil
-}
-
-func lastEvent(s wire.SSEStream, name string) *wire.SSEEvent {
-	for i := len(s.Events) - 1; i >= 0; i-- {
-		if s.Events[i].Name == name {
-			return &s.Events[i]
-		}
-	}
-	return nil
-}
-
-// payload is an event's data as a JSON object; nil where it is not one.
-func payload(ev *wire.SSEEvent) map[string]any {
-	if ev == nil {
-		return nil
-	}
-	v, _ := decodeJSON(ev.Data)
-	m, _ := v.(map[string]any)
-	return m
-}
-
-// eventRunID is the run_id string an event's payload carries, or "".
-func eventRunID(ev *wire.SSEEvent) string {
-	id, _ := payload(ev)["run_id"].(string)
-	return id
-}
-
-func decodeJSON(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after the JSON value")
-	}
-	return v, nil
 }
 
 // oneLine is an event's text for a message, its line ends shown as \n.
