@@ -144,13 +144,11 @@ func sendValid(t *T, verb string) (*wire.Exchange, bool) {
 	return post(t, runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
 }
 
-// validRun sends a valid run and returns its answer and its body, or
-// skips the rule where there is no result to read (see runBody).
+// validRun is the check's ordinary run (a rule reading it requires
+// ordinaryRun): its answer and its body, or it skips the rule where there
+// is no result to read (see runBody).
 func validRun(t *T) (*wire.Exchange, map[string]any, bool) {
-	ex, ok := sendValid(t, "run")
-	if !ok {
-		return nil, nil, false
-	}
+	ex := ordinaryRun.Of(t).ex
 	body, ok := runBody(t, ex)
 	return ex, body, ok
 }

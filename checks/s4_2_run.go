@@ -16,17 +16,27 @@ import (
 // successful answer, run_id, usage, and what an Idempotency-Key promises.
 //
 // Every rule here starts the agent, so every rule needs --execute; the need
-// is checked before the probe runs, so without it nothing is sent. Each
-// rule sends its own requests (one or two executions), so that any subset
-// of them can be selected and each verdict rests on its own evidence.
+// is checked before the probe runs, so without it nothing is sent. The
+// rules reading a run's answer judge the one ordinary run of the check,
+// and the rules on a key share one key answered on run (runfacts.go): one
+// execution serves them all.
 var section4_2Run = []*Rule{
 	{
 		ID: "4.2/run-response", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "a valid run's answer is a run response body, carrying run_id and output (that a valid run is accepted at all is inferred, and warns)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "run")
-			if !ok || !acceptedValid(t, ex, "run") {
+			// The runs the capacity rules started at once are run
+			// responses too, where they were runs and were answered 200.
+			if o, ok := overlapRuns.Peek(t); ok && o != nil {
+				for _, ex := range o.all {
+					if body, err := ex.JSON(); ex.SSE == nil && ex.Status == http.StatusOK && !ex.Truncated && err == nil {
+						schemaFindings(t, "run-response", ex, body)
+					}
+				}
+			}
+			ex := ordinaryRun.Of(t).ex
+			if !acceptedValid(t, ex, "run") {
 				return
 			}
 			if skipTruncated(t, ex, "run") {
@@ -39,16 +49,14 @@ var section4_2Run = []*Rule{
 			}
 			schemaFindings(t, "run-response", ex, body)
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/content-type", Section: "4.2", Level: 2, Keyword: Must, Binding: Inferred,
 		Title: "a successful run answer is labelled application/json (inferred: §2 calls its media types a statement about encoding, not a MUST)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "run")
-			if !ok {
-				return
-			}
+			ex := ordinaryRun.Of(t).ex
 			if ex.Status != http.StatusOK {
 				t.Skip("the valid run was answered %s, so there is no run response to judge (4.2/run-response judges that)", ex.Brief())
 				return
@@ -58,6 +66,7 @@ var section4_2Run = []*Rule{
 					ex.Header.Get("Content-Type"))
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/output-type", Section: "4.2", Level: 2, Keyword: Must,
@@ -78,6 +87,7 @@ var section4_2Run = []*Rule{
 				t.Note("run: %s", n)
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/run-id-unique", Section: "4.2", Level: 2, Keyword: Must,
@@ -86,11 +96,7 @@ var section4_2Run = []*Rule{
 		Probe: func(t *T) {
 			var ids []string
 			var last *wire.Exchange
-			for i := 0; i < 2; i++ {
-				ex, ok := sendValid(t, "run")
-				if !ok {
-					return
-				}
+			for i, ex := range []*wire.Exchange{ordinaryRun.Of(t).ex, secondRun.Of(t)} {
 				body, ok := runBody(t, ex)
 				if !ok {
 					return
@@ -106,6 +112,7 @@ var section4_2Run = []*Rule{
 				t.Fail(last, "two separate runs, sent without an Idempotency-Key, both answered run_id %q; §4.2 gives every execution its own", ids[0])
 			}
 		},
+		Requires: []Dep{ordinaryRun, secondRun},
 	},
 	{
 		ID: "4.2/usage", Section: "4.2", Level: 2, Keyword: Should,
@@ -120,6 +127,7 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "the run response carries no usage; §4.2 asks for it wherever the runner can work it out")
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/no-status-member", Section: "4.2", Level: 2, Keyword: MustNot, Binding: Inferred,
@@ -134,21 +142,19 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "the run response carries a status member (%v); §4.2 says the body carries none, since every failure is a non-2xx envelope and a success is the 200 itself (inferred: the sentence has no bold keyword)", show(v))
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/replay", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "a repeat of an answered Idempotency-Key with the same inputs replays the first result: same run_id, same output",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			inputs, ok := validOrSkip(t, true)
+			k := keyAnswered.Of(t)
+			r1, ex := k.first, keyedReplays.Of(t).run
+			gap, ok := keyHeld(t, k.answered)
 			if !ok {
 				return
 			}
-			key, r1, gap, ok := answerKey(t, "run", inputs)
-			if !ok {
-				return
-			}
-			ex := t.Do(keyedRun(key, reserialised(inputs), "the same key and the same inputs, written in another key order and spacing"))
 			if ex.Is(http.StatusConflict, "") {
 				t.Fail(ex, "the same inputs re-serialised (other key order and whitespace) under the same key, %s after the first answer, were refused %s: §4.2 compares inputs as decoded values, so this is the same request and is a replay",
 					gap, ex.Brief())
@@ -156,16 +162,14 @@ var section4_2Run = []*Rule{
 			}
 			judgeReplay(t, ex, r1, fmt.Sprintf("the same key and inputs again, %s after the first answer", gap))
 		},
+		Requires: []Dep{keyAnswered, keyedReplays},
 	},
 	{
 		ID: "4.2/idempotency-conflict", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "an answered Idempotency-Key sent with different inputs is refused 409 idempotency_conflict",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			c, ok := sendConflicting(t)
-			if !ok {
-				return
-			}
+			c := keyedConflict.Of(t)
 			switch ex := c.second; {
 			case ex.Is(http.StatusConflict, "idempotency_conflict"):
 			case ex.Status == http.StatusOK && skipTruncated(t, ex, "second run"):
@@ -181,16 +185,14 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and answered %s; §4.2 requires 409 idempotency_conflict", c.what, ex.Brief())
 			}
 		},
+		Requires: []Dep{keyedConflict},
 	},
 	{
 		ID: "4.2/conflict-binds-nothing", Section: "4.2", Level: 2, Keyword: Must, Binding: Chain, Chain: "a key stays bound to the inputs it was first answered for",
 		Title: "other inputs under an answered Idempotency-Key leave it bound to its first answer: the first inputs still replay the first run",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			c, ok := sendConflicting(t)
-			if !ok {
-				return
-			}
+			c := keyedConflict.Of(t)
 			if !c.second.Is(http.StatusConflict, "idempotency_conflict") {
 				t.Note("the other inputs were answered %s, not 409; 4.2/idempotency-conflict judges that answer", c.second.Brief())
 			}
@@ -202,26 +204,24 @@ var section4_2Run = []*Rule{
 			}
 			judgeReplay(t, ex, c.first, fmt.Sprintf("the first inputs again under the key, once other inputs (%s) had been answered %s under it", c.what, c.second.Brief()))
 		},
+		Requires: []Dep{keyedConflict},
 	},
 	{
 		ID: "4.2/one-keyspace", Section: "4.2", Level: 3, Keyword: Must,
 		Title: "a key answered on run replays on stream: start and done carry the first run's run_id",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			inputs, ok := validOrSkip(t, false)
+			k := keyAnswered.Of(t)
+			gap, ok := keyHeld(t, k.answered)
 			if !ok {
 				return
 			}
-			key, r1, gap, ok := answerKey(t, "run", inputs)
-			if !ok {
-				return
-			}
-			id, ok := r1["run_id"].(string)
+			id, ok := k.first["run_id"].(string)
 			if !ok {
 				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
 				return
 			}
-			ex := post(t, runRequest("stream", inputs, key, "the same key and inputs, now on stream"))
+			ex := keyedReplays.Of(t).stream
 			switch {
 			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
 				t.Skip("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
@@ -252,6 +252,7 @@ var section4_2Run = []*Rule{
 					id, gap, strings.Join(probs, ", "))
 			}
 		},
+		Requires: []Dep{keyAnswered, keyedReplays},
 	},
 	{
 		ID: "4.2/one-keyspace-reverse", Section: "4.2", Level: 3, Keyword: Must,
@@ -262,6 +263,7 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
+			spend(t, 1)
 			key, r1, gap, ok := answerKey(t, "stream", inputs)
 			if !ok {
 				return
@@ -294,6 +296,7 @@ var section4_2Run = []*Rule{
 				t.Skip("the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
 				return
 			}
+			spend(t, 1)
 			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
 			switch {
 			case ex.Is(http.StatusConflict, ""):
@@ -332,22 +335,18 @@ type conflictTrial struct {
 // not skipped: they are sent once more, alone under a fresh key, and where
 // that runs they were valid, so the 400 under the reused key was the
 // conflict answered with the wrong code.
-func sendConflicting(t *T) (c conflictTrial, ok bool) {
-	if c.inputs, ok = validOrSkip(t, false); !ok {
-		return c, false
-	}
+func sendConflicting(t *T, k *keyTrial) (c conflictTrial, ok bool) {
+	c.inputs, c.key, c.first = k.inputs, k.key, k.first
 	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
 	if !ok {
 		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
 		return c, false
 	}
 	c.what = what
-	if c.key, c.first, _, ok = answerKey(t, "run", c.inputs); !ok {
-		return c, false
-	}
 	c.second = t.Do(runRequest("run", other, c.key, "the same key with other valid inputs: "+what))
 	switch {
 	case c.second.Is(http.StatusBadRequest, ""):
+		spend(t, 1)
 		alone := t.Do(runRequest("run", other, freshKey(), "the other inputs alone, under a fresh key: are they valid?"))
 		switch {
 		case alone.Status == http.StatusOK:

@@ -13,9 +13,9 @@ import (
 // §4.3 POST /postern/v0/stream, judged on the events of a real run, and
 // §4.1.4's one stream rule (no delta for a bytes output).
 //
-// Each rule sends one valid stream request of its own (so each needs
-// --execute, checked before the probe sends anything) and reads the body
-// with wire.ParseSSE, which keeps what a lenient reader would drop. Each
+// Every rule judges the check's one ordinary stream (ordinaryStream, in
+// runfacts.go: so each needs --execute, checked before anything is sent),
+// read with wire.ParseSSE, which keeps what a lenient reader would drop. Each
 // rule reads the events as leniently as it can apart from the one thing it
 // judges, so that one breach is reported by one rule: framing is judged
 // only by 4.3/framing, order only by 4.3/start-first and 4.3/ends-once,
@@ -26,14 +26,15 @@ var section4_3 = []*Rule{
 		Title: "a valid stream request is answered 200 text/event-stream (inferred: §4.3 says stream returns it, without a keyword)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "stream")
-			if !ok || !acceptedValid(t, ex, "stream") {
+			ex := ordinaryStream.Of(t).ex
+			if !acceptedValid(t, ex, "stream") {
 				return
 			}
 			if mt := ex.MediaType(); mt != "text/event-stream" {
 				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream (inferred: no keyword binds the label)", ex.Header.Get("Content-Type"))
 			}
 		},
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/framing", Section: "4.3", Level: 3, Keyword: Must,
@@ -71,6 +72,7 @@ var section4_3 = []*Rule{
 				}
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/start-first", Section: "4.3", Level: 3, Keyword: Must,
@@ -84,6 +86,7 @@ var section4_3 = []*Rule{
 				t.Fail(ex, "the first event is %s, not start (§4.3)", eventWord(s.Events[0]))
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/ends-once", Section: "4.3", Level: 3, Keyword: Must,
@@ -107,6 +110,7 @@ var section4_3 = []*Rule{
 				t.Fail(ex, "%s is followed by %d more event(s); §4.3 makes the ending event the last", ends[0], len(s.Events)-1-last)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/done-run-id", Section: "4.3", Level: 3, Keyword: MustNot,
@@ -133,6 +137,7 @@ var section4_3 = []*Rule{
 				t.Skip("no done event carries a run_id to compare with start's (the stream ended in error, or done lacks it: 4.3/done-body judges that)")
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/delta-concat", Section: "4.3", Level: 3, Keyword: Must,
@@ -163,6 +168,7 @@ var section4_3 = []*Rule{
 					wire.Excerpt([]byte(got), 120), wire.Excerpt([]byte(want), 120))
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/no-retry", Section: "4.3", Level: 3, Keyword: MustNot,
@@ -174,6 +180,7 @@ var section4_3 = []*Rule{
 					i+1, eventWord(s.Events[i]), *s.Events[i].Retry)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/no-id", Section: "4.3", Level: 3, Keyword: ShouldNot,
@@ -185,6 +192,7 @@ var section4_3 = []*Rule{
 					i+1, eventWord(s.Events[i]), *s.Events[i].ID)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/no-latency-on-started", Section: "4.3", Level: 3, Keyword: MustNot,
@@ -200,6 +208,7 @@ var section4_3 = []*Rule{
 				}
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must, Binding: Inferred,
@@ -217,6 +226,7 @@ var section4_3 = []*Rule{
 				schemaFindings(t, "stream-event/"+ev.Name, ex, v)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/done-body", Section: "4.3", Level: 3, Keyword: Must,
@@ -249,6 +259,7 @@ var section4_3 = []*Rule{
 				t.Skip("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/one-data-line", Section: "4.3", Level: 3, Keyword: Should,
@@ -262,6 +273,7 @@ var section4_3 = []*Rule{
 				}
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.1.4/bytes-no-delta", Section: "4.1.4", Level: 3, Keyword: MustNot,
@@ -278,6 +290,7 @@ var section4_3 = []*Rule{
 				t.Fail(ex, "describe declares a bytes output, and the stream carried %d delta event(s); §4.1.4 allows none (progress goes on step)", n)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 }
 
@@ -297,14 +310,11 @@ var (
 	}}
 )
 
-// streamProbe sends a valid stream request and hands its events to judge;
+// streamProbe hands the events of the check's ordinary stream to judge;
 // where there are none to judge it skips the rule.
 func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T) {
 	return func(t *T) {
-		ex, ok := sendValid(t, "stream")
-		if !ok {
-			return
-		}
+		ex := ordinaryStream.Of(t).ex
 		if ex.Status != http.StatusOK {
 			t.Skip("the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
 			return

@@ -1,0 +1,320 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
+)
+
+// The runs the rules share. A run may cost money and call tools that
+// change the world (§4.1.2), so each is started once per check and read by
+// every rule it can serve, as the two documents are: an ordinary run and
+// an ordinary stream (each watched, status polled while it lives), a
+// second run to tell two run_ids apart, a key answered for the
+// idempotency rules, runs started at once for the capacity rules, and a
+// stream abandoned right after its start. Each is an engine fact that the
+// driver starts only when the first rule needing it runs, in the agent
+// phase, so nothing here is sent without --execute.
+//
+// Every start is paid for from the check's budget (--max-runs): where the
+// budget cannot cover a run, the fact, and so every rule reading it,
+// skips as needing a larger one.
+
+// DefaultMaxRuns is how many times a check may start the agent where
+// --max-runs is not given: enough for a full check of a Level 3 runner
+// with room for the confirmations of would-be FAILs, few enough that a
+// paid agent's check costs a bounded, small number of runs.
+const DefaultMaxRuns = 20
+
+// maxRuns is the budget of agent starts.
+func (e *Env) maxRuns() int {
+	if e.MaxRuns > 0 {
+		return e.MaxRuns
+	}
+	return DefaultMaxRuns
+}
+
+// spend takes n agent starts from the check's budget before they are
+// sent, or skips the rule (or fact) as needing a larger budget.
+func spend(t *T, n int) {
+	e := t.Env
+	e.mu.Lock()
+	limit, left := e.maxRuns(), e.maxRuns()-e.spent
+	if n > left {
+		spent := e.spent
+		e.mu.Unlock()
+		t.Skip("needs --max-runs %d or more: deciding it starts the agent up to %d more time(s), and %d of the %d starts allowed were left",
+			spent+n, n, left, limit)
+	}
+	e.spent += n
+	e.mu.Unlock()
+}
+
+// AgentStarts is the checker's own count of the runs it sent that a runner
+// could have executed: every run or stream request with a body that was
+// sent, less those whose answer shows the agent did not start (a refusal:
+// 4xx, 501 and 503) and those answered as an earlier run (a 200 naming a
+// run_id already seen, or a repeat under a key already sent that names no
+// new one).
+func (e *Env) AgentStarts() int { return agentStarts(e.Session.Exchanges()) }
+
+func agentStarts(log []*wire.Exchange) int {
+	var posts []*wire.Exchange
+	for _, ex := range log {
+		if ex != nil && ex.Method == http.MethodPost && len(ex.ReqBody) > 0 && !ex.Sent.IsZero() &&
+			(hasPath(ex, protocol.Run) || hasPath(ex, protocol.Stream)) && !errors.Is(ex.Err, engine.ErrGaveUp) {
+			posts = append(posts, ex)
+		}
+	}
+	sort.SliceStable(posts, func(i, j int) bool { return posts[i].Sent.Before(posts[j].Sent) })
+	ids, keys := map[string]bool{}, map[string]bool{}
+	n := 0
+	for _, ex := range posts {
+		if ex.Answered() && (ex.Status < 500 && ex.Status >= 300 || ex.Status == http.StatusNotImplemented || ex.Status == http.StatusServiceUnavailable) {
+			continue
+		}
+		id := answeredRunID(ex)
+		key := ex.ReqHeader.Get("Idempotency-Key")
+		switch {
+		case id != "" && ids[id]:
+			continue // answered as a run already counted
+		case id == "" && key != "" && keys[key] && ex.Answered():
+			continue // a repeat answered with no run of its own
+		}
+		if id != "" {
+			ids[id] = true
+		}
+		if key != "" {
+			keys[key] = true
+		}
+		n++
+	}
+	return n
+}
+
+// verbOf is the verb a run or stream request was sent to.
+func verbOf(ex *wire.Exchange) string {
+	if hasPath(ex, protocol.Stream) {
+		return protocol.Stream
+	}
+	return protocol.Run
+}
+
+func hasPath(ex *wire.Exchange, verb string) bool {
+	return len(ex.URL) >= len(wire.Prefix+verb) && ex.URL[len(ex.URL)-len(wire.Prefix+verb):] == wire.Prefix+verb
+}
+
+// answeredRunID is the run_id an answer names: a run response's, or a
+// stream's start event's.
+func answeredRunID(ex *wire.Exchange) string {
+	if ex.SSE != nil {
+		return eventRunID(firstEvent(*ex.SSE, "start"))
+	}
+	if ex.Status == http.StatusOK {
+		id, _ := ex.Object()["run_id"].(string)
+		return id
+	}
+	return ""
+}
+
+// agentSlots is how many rules that start the agent may run at once: what
+// status declares as max_concurrent_runs, or one where it declares none,
+// and at most three (a request in flight is left for status and the rest).
+func agentSlots(e *Env) int {
+	if n, ok := declaredLimit(e, "max_concurrent_runs"); ok {
+		return min(n, 3)
+	}
+	return 1
+}
+
+// runGate is why a valid run cannot be sent here ("" where it can): the
+// needs of every rule that runs the agent, checked again by the fact, so
+// that a fact never starts the agent for a rule that could not.
+func runGate(e *Env, needs []Need) string {
+	for _, n := range needs {
+		if why := n.Check(e); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// admittedRun sends r and sends it again while the runner answers 503
+// unavailable (see untilAdmitted): a runner that has just answered a run
+// may not have freed its slot yet.
+func admittedRun(t *T, ctx context.Context, r wire.Request) *wire.Exchange {
+	return untilAdmitted(t, func() *wire.Exchange { return send(t, ctx, r, nil) })
+}
+
+// watchedRun is a valid run or stream with status polled while it lived,
+// and once more after it ended: after is the first poll that said other
+// than running (settled), or the last one of the patience.
+type watchedRun struct {
+	ex      *wire.Exchange
+	polls   []poll
+	after   poll
+	settled bool
+}
+
+// ordinaryRun and ordinaryStream are a valid run and a valid stream,
+// without a key, each with status polled while it lives: the answer every
+// rule reading one judges, and the life the rules on status and time
+// watch. ordinaryStream is nil below Level 3.
+var (
+	ordinaryRun    = watchedFact(protocol.Run)
+	ordinaryStream = watchedFact(protocol.Stream)
+)
+
+func watchedFact(verb string) *engine.Fact[*Env, *watchedRun] {
+	return &engine.Fact[*Env, *watchedRun]{Name: "ordinary " + verb, Compute: func(t *T) (*watchedRun, string) {
+		if why := runGate(t.Env, runNeeds()); why != "" {
+			return nil, why
+		}
+		if t.Env.Level < protocol.LevelOf(verb) {
+			return nil, ""
+		}
+		inputs, why := validInputs(t.Env.Describe.Obj, false)
+		if why != "" {
+			return nil, why
+		}
+		spend(t, 1)
+		r := runRequest(verb, inputs, "", "a valid "+verb+", without a key, with status polled while it is in flight: shared by every rule that reads one")
+		ex, polls := watch(t, func() *wire.Exchange { return admittedRun(t, t.Ctx, r) })
+		t.Cite(ex)
+		w := &watchedRun{ex: ex, polls: polls}
+		w.after, w.settled = awaitState(t, time.Now().Add(t.Session().Patience), notRunning)
+		return w, ""
+	}}
+}
+
+// lifeRun is the watched run of the verb a life rule watches (lifeVerb).
+func lifeRun(t *T) *watchedRun {
+	if lifeVerb(t) == protocol.Stream {
+		return ordinaryStream.Of(t)
+	}
+	return ordinaryRun.Of(t)
+}
+
+// lifeRuns are what the life rules require: both watched runs.
+func lifeRuns() []Dep { return []Dep{ordinaryRun, ordinaryStream} }
+
+// secondRun is another valid run without a key, for the rule that tells
+// two executions' run_ids apart.
+var secondRun = &engine.Fact[*Env, *wire.Exchange]{Name: "second run", Compute: func(t *T) (*wire.Exchange, string) {
+	if why := runGate(t.Env, runNeeds()); why != "" {
+		return nil, why
+	}
+	inputs, why := validInputs(t.Env.Describe.Obj, false)
+	if why != "" {
+		return nil, why
+	}
+	spend(t, 1)
+	ex := admittedRun(t, t.Ctx, runRequest("run", inputs, "", "another valid run, without a key: a second execution"))
+	t.Cite(ex)
+	return ex, ""
+}}
+
+// keyTrial is an Idempotency-Key answered on run, for the rules on what
+// the key promises.
+type keyTrial struct {
+	key      string
+	inputs   map[string]any
+	first    map[string]any // the run response that answered it
+	answered time.Time
+}
+
+// keyAnswered answers a fresh key with a valid run.
+var keyAnswered = &engine.Fact[*Env, *keyTrial]{Name: "keyed run", Compute: func(t *T) (*keyTrial, string) {
+	if why := runGate(t.Env, keyedNeeds()); why != "" {
+		return nil, why
+	}
+	inputs, ok := validOrSkip(t, true)
+	if !ok {
+		return nil, ""
+	}
+	spend(t, 1)
+	k := &keyTrial{key: freshKey(), inputs: inputs}
+	ex := admittedRun(t, t.Ctx, runRequest("run", inputs, k.key, "a valid run under a fresh Idempotency-Key, shared by the rules on what the key promises"))
+	t.Cite(ex)
+	k.first, ok = runBody(t, ex)
+	k.answered = endOf(ex)
+	return k, ""
+}}
+
+// keyReplays are the same request sent again under the answered key:
+// re-serialised on run, and as it was on stream (at Level 3).
+type keyReplays struct{ run, stream *wire.Exchange }
+
+var keyedReplays = &engine.Fact[*Env, *keyReplays]{Name: "keyed replays", Requires: []Dep{keyAnswered}, Compute: func(t *T) (*keyReplays, string) {
+	k := keyAnswered.Of(t)
+	rp := &keyReplays{run: t.Do(keyedRun(k.key, reserialised(k.inputs), "the same key and the same inputs, written in another key order and spacing"))}
+	if t.Env.Level >= protocol.LevelOf(protocol.Stream) {
+		rp.stream = post(t, runRequest("stream", k.inputs, k.key, "the same key and inputs, now on stream"))
+	}
+	return rp, ""
+}}
+
+// keyedConflict sends other valid inputs under the answered key, once the
+// replays are in (so that a runner rebinding the key on a conflict shows
+// it only to the rule judging that).
+var keyedConflict = &engine.Fact[*Env, *conflictTrial]{Name: "keyed conflict", Requires: []Dep{keyAnswered, keyedReplays}, Compute: func(t *T) (*conflictTrial, string) {
+	k := keyAnswered.Of(t)
+	keyedReplays.Of(t)
+	c, ok := sendConflicting(t, k)
+	if !ok {
+		return nil, ""
+	}
+	return &c, ""
+}}
+
+// overlapRuns are the runs started at once for the capacity rules: one
+// more than the max_concurrent_runs status declares, or two where it
+// declares none.
+var overlapRuns = &engine.Fact[*Env, *overlap]{Name: "runs started at once", Compute: func(t *T) (*overlap, string) {
+	if why := runGate(t.Env, runNeeds()); why != "" {
+		return nil, why
+	}
+	n := 2
+	if d, ok := declaredLimit(t.Env, "max_concurrent_runs"); ok {
+		n = d + 1
+	}
+	if n > maxOverlap {
+		t.Skip("status declares max_concurrent_runs %d: the checker starts at most %d runs at once", n-1, maxOverlap)
+	}
+	if _, ok := validOrSkip(t, false); !ok {
+		return nil, ""
+	}
+	spend(t, n)
+	o := overlapping(t, n)
+	return &o, ""
+}}
+
+// abandoned is a stream the checker hung up on right after its start.
+type abandoned struct {
+	ex   *wire.Exchange
+	left time.Time
+}
+
+// abandonedStream is shared by the rules on a client going away: the one
+// on the abort and the one on late delivery. Nil below Level 3.
+var abandonedStream = &engine.Fact[*Env, *abandoned]{Name: "abandoned stream", Compute: func(t *T) (*abandoned, string) {
+	if why := runGate(t.Env, runNeeds()); why != "" {
+		return nil, why
+	}
+	if t.Env.Level < protocol.LevelOf(protocol.Stream) {
+		return nil, ""
+	}
+	if _, ok := validOrSkip(t, false); !ok {
+		return nil, ""
+	}
+	spend(t, 1)
+	ex, left := hungUp(t, lifeRequest(t, protocol.Stream, "", "a valid stream, abandoned by the checker right after its start event"), 0)
+	t.Cite(ex)
+	return &abandoned{ex: ex, left: left}, ""
+}}
