@@ -134,16 +134,6 @@ func quoted(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// sendValid sends a valid request to verb without an Idempotency-Key. It
-// skips the rule where no valid request can be built.
-func sendValid(t *T, verb string) (*wire.Exchange, bool) {
-	inputs, ok := validOrSkip(t, false)
-	if !ok {
-		return nil, false
-	}
-	return post(t, runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
-}
-
 // validRun is the check's ordinary run (a rule reading it requires
 // ordinaryRun): its answer and its body, or it skips the rule where there
 // is no result to read (see runBody).

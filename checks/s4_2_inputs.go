@@ -354,6 +354,8 @@ func keyAfterValidation(t *T) string {
 	note := "valid inputs; the same Idempotency-Key as the request refused for its values"
 	if !t.Env.Execute {
 		note += "; sent only because status publishes a missing credential (a 424 is expected)"
+	} else {
+		spend(t, 1) // a valid run of this rule's own: it runs the agent
 	}
 	if last := t.Do(runRequest("run", valid, key, note)); last.Status == http.StatusConflict {
 		t.Warn(last, "a request refused 400 for failing validation (%s) was followed, under the same Idempotency-Key, by a valid one, answered %s: the refusal bound the key, though it executed nothing (§4.2; inferred: no keyword obliges a runner to accept a valid request)",

@@ -328,10 +328,9 @@ type conflictTrial struct {
 	otherValid *wire.Exchange
 }
 
-// sendConflicting answers a fresh key with valid inputs, then sends other
-// valid inputs under it. It skips the rule where either cannot be built, the
-// key may have been forgotten, or the second answer is a refusal the key
-// did not cause (503 at capacity). A 400 to the other inputs is decided,
+// sendConflicting sends other valid inputs under the key k answered. It
+// skips the rule where they cannot be built, or the second answer is a
+// refusal the key did not cause (503 at capacity). A 400 to the other inputs is decided,
 // not skipped: they are sent once more, alone under a fresh key, and where
 // that runs they were valid, so the 400 under the reused key was the
 // conflict answered with the wrong code.
