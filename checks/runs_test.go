@@ -2,7 +2,6 @@ package checks_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -49,28 +48,22 @@ func TestAgentStartsAreCounted(t *testing.T) {
 		{"L3 slow agent", lifeConfig(3, "slow-agent"), 14},
 		{"L3 overrun agent", lifeConfig(3, "overrun-agent"), 14},
 	}
-	problems := make([][]string, len(cases))
 	var wg sync.WaitGroup
-	for i, c := range cases {
+	for _, c := range cases {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			checker, runner, _ := countedCheck(t, c.cfg, 0)
 			t.Logf("%s: the checker counted %d agent starts, the runner %d", c.name, checker, runner)
 			if checker != runner {
-				problems[i] = append(problems[i], fmt.Sprintf("%s: the checker counted %d agent starts, the runner %d", c.name, checker, runner))
+				t.Errorf("%s: the checker counted %d agent starts, the runner %d", c.name, checker, runner)
 			}
 			if runner > c.atMost {
-				problems[i] = append(problems[i], fmt.Sprintf("%s: the agent started %d times, more than %d", c.name, runner, c.atMost))
+				t.Errorf("%s: the agent started %d times, more than %d", c.name, runner, c.atMost)
 			}
 		}()
 	}
 	wg.Wait()
-	for _, p := range problems {
-		for _, s := range p {
-			t.Error(s)
-		}
-	}
 }
 
 // TestMaxRunsBudget: with a budget of one start, the check starts the
