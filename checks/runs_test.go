@@ -91,3 +91,31 @@ func containsAll(s string, parts ...string) bool {
 	}
 	return true
 }
+
+// TestMaxRunSlackIsEarned: a runner declaring max_run_seconds 1 that lets
+// a run go on to answer 200 after 1.5 s fails 4.5/max-run-enforced (the
+// slack is derived from the runner's own answer times, tens of
+// milliseconds here, not a second), while the same runner stopping its
+// runs at the limit passes.
+func TestMaxRunSlackIsEarned(t *testing.T) {
+	t.Parallel()
+	cfg := fixtures.Config{Level: 2, Posture: "overrun-agent", AgentTime: 1500 * time.Millisecond}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	var overran, stopped checks.Result
+	go func() {
+		defer wg.Done()
+		faulty := cfg
+		faulty.Faults = []string{"no-timeout"}
+		_, _, res := countedCheck(t, faulty, 0, "4.5/max-run-enforced")
+		overran = res["4.5/max-run-enforced"]
+	}()
+	go func() {
+		defer wg.Done()
+		_, _, res := countedCheck(t, cfg, 0, "4.5/max-run-enforced")
+		stopped = res["4.5/max-run-enforced"]
+	}()
+	wg.Wait()
+	assert.Equal(t, overran.Outcome, checks.Fail, describe(overran))
+	assert.Equal(t, stopped.Outcome, checks.Pass, describe(stopped))
+}

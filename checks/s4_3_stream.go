@@ -233,29 +233,16 @@ var section4_3 = []*Rule{
 		Title: "done carries a run response body, its output of the type describe declares",
 		Needs: runNeeds(),
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
-			n := 0
-			for i, ev := range s.Events {
-				if ev.Name != "done" {
-					continue
-				}
-				v, err := decodeJSON(ev.Data)
-				if err != nil {
-					continue // 4.3/framing judges a payload that is not JSON
-				}
-				n++
-				for _, viol := range t.Env.Violations("run-response", v) {
-					finding(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
-				}
-				m, _ := v.(map[string]any)
-				probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])
-				for _, p := range probs {
-					t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
-				}
-				for _, n := range notes {
-					t.Note("done (event %d): %s", i+1, n)
+			// The streams the capacity rules started at once end in done
+			// events too, where they ran to an end.
+			if o, ok := overlapRuns.Peek(t); ok && o != nil {
+				for _, other := range o.all {
+					if other.SSE != nil && other.Status == http.StatusOK {
+						judgeDone(t, other, *other.SSE)
+					}
 				}
 			}
-			if n == 0 {
+			if judgeDone(t, ex, s) == 0 {
 				t.Skip("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
 			}
 		}),
@@ -292,6 +279,35 @@ var section4_3 = []*Rule{
 		}),
 		Requires: []Dep{ordinaryStream},
 	},
+}
+
+// judgeDone judges every done event of s, a stream ex answered, as a run
+// response whose output has the type describe declares, and returns how
+// many there were with a JSON payload.
+func judgeDone(t *T, ex *wire.Exchange, s wire.SSEStream) int {
+	n := 0
+	for i, ev := range s.Events {
+		if ev.Name != "done" {
+			continue
+		}
+		v, err := decodeJSON(ev.Data)
+		if err != nil {
+			continue // 4.3/framing judges a payload that is not JSON
+		}
+		n++
+		for _, viol := range t.Env.Violations("run-response", v) {
+			finding(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
+		}
+		m, _ := v.(map[string]any)
+		probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])
+		for _, p := range probs {
+			t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
+		}
+		for _, n := range notes {
+			t.Note("done (event %d): %s", i+1, n)
+		}
+	}
+	return n
 }
 
 // needBytesOutput and needTextOutput split runners by describe's output.type.
