@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
@@ -106,9 +107,8 @@ func verbOf(ex *wire.Exchange) string {
 	return protocol.Run
 }
 
-func hasPath(ex *wire.Exchange, verb string) bool {
-	return len(ex.URL) >= len(wire.Prefix+verb) && ex.URL[len(ex.URL)-len(wire.Prefix+verb):] == wire.Prefix+verb
-}
+// hasPath reports whether ex was sent to verb.
+func hasPath(ex *wire.Exchange, verb string) bool { return strings.HasSuffix(ex.URL, wire.Prefix+verb) }
 
 // answeredRunID is the run_id an answer names: a run response's, or a
 // stream's start event's.
