@@ -204,9 +204,15 @@ func lifeRun(t *T) *watchedRun {
 // lifeRuns are what the life rules require: both watched runs.
 func lifeRuns() []Dep { return []Dep{ordinaryRun, ordinaryStream} }
 
-// secondRun is another valid run without a key, for the rule that tells
-// two executions' run_ids apart.
-var secondRun = &engine.Fact[*Env, *wire.Exchange]{Name: "second run", Compute: func(t *T) (*wire.Exchange, string) {
+// secondRun is another valid run without a key: the second execution of
+// the rule that tells two run_ids apart, and, at Level 3, the later
+// request of the rule on late delivery. So it goes, with the abandoned
+// stream's inputs, once that stream would have ended had it not been
+// aborted (the ordinary stream shows how long a run takes; status, where
+// it says the run is over, ends the wait sooner): a runner that finished
+// an abandoned run and kept its output answers the next equal request
+// with it.
+var secondRun = &engine.Fact[*Env, *wire.Exchange]{Name: "second run", Requires: []Dep{ordinaryStream, abandonedStream}, Compute: func(t *T) (*wire.Exchange, string) {
 	if why := runGate(t.Env, runNeeds()); why != "" {
 		return nil, why
 	}
@@ -214,8 +220,19 @@ var secondRun = &engine.Fact[*Env, *wire.Exchange]{Name: "second run", Compute: 
 	if why != "" {
 		return nil, why
 	}
+	note := "another valid run, without a key: a second execution"
+	if a := abandonedStream.Of(t); a != nil {
+		length := time.Second
+		if w := ordinaryStream.Of(t); w != nil {
+			if sp, ok := spanOf(w.ex); ok {
+				length = max(sp.length(), pollEvery(t))
+			}
+		}
+		awaitState(t, a.left.Add(length*3/2), notRunning)
+		note += ", sent with the inputs of the stream the checker abandoned, once that run would have ended"
+	}
 	spend(t, 1)
-	ex := admittedRun(t, t.Ctx, runRequest("run", inputs, "", "another valid run, without a key: a second execution"))
+	ex := admittedRun(t, t.Ctx, runRequest("run", inputs, "", note))
 	t.Cite(ex)
 	return ex, ""
 }}
@@ -291,7 +308,15 @@ var overlapRuns = &engine.Fact[*Env, *overlap]{Name: "runs started at once", Com
 		return nil, ""
 	}
 	spend(t, n)
-	o := overlapping(t, n)
+	// At Level 3, where the runner holds keys, the first of them carries
+	// one: a key answered on stream, which 4.2/one-keyspace-reverse then
+	// sends to run.
+	key := ""
+	if t.Env.Level >= protocol.LevelOf(protocol.Stream) && runGate(t.Env, keyedNeeds()) == "" {
+		key = freshKey()
+	}
+	o := overlapping(t, n, key)
+	o.key = key
 	return &o, ""
 }}
 

@@ -343,26 +343,17 @@ var section4_5 = []*Rule{
 			// earlier rule's: none of their run_ids may come back.
 			gone := abandonedRuns(t.Session().Exchanges())
 			a := abandonedStream.Of(t)
-			ex, left := a.ex, a.left
+			ex := a.ex
 			sp, ok := spanOf(ex)
 			if !ok || sp.runID == "" || !errors.Is(ex.Err, wire.ErrHungUp) {
 				t.Skip("the stream meant to be abandoned gave no start event with a run_id to follow (answered %s)", ex.Brief())
 			}
-			// The ordinary stream, a whole run, shows how long the
-			// abandoned one had to go, had it not been aborted; status,
-			// where it says so, ends the wait sooner.
-			whole := ordinaryStream.Of(t).ex
-			length := time.Second
-			if wsp, ok := spanOf(whole); ok {
-				length = max(wsp.length(), pollEvery(t))
-			}
-			awaitState(t, left.Add(length*3/2), notRunning)
-			spend(t, 1)
-			nr := lifeRequest(t, protocol.Stream, "", "the same valid stream, without a key, once the abandoned run would have ended")
-			next := admittedRun(t, t.Ctx, nr)
-			t.Cite(next)
+			// The later request is the check's second run, sent with the
+			// same inputs once the abandoned run would have ended (see
+			// secondRun); the ordinary stream is a whole run beside it.
+			whole, next := ordinaryStream.Of(t).ex, secondRun.Of(t)
 			if _, ok := spanOf(next); !ok {
-				t.Skip("the stream after the abandoned one was answered %s with no start event", next.Brief())
+				t.Skip("the run sent after the abandoned stream was answered %s, so it shows no run to compare", next.Brief())
 			}
 			// A run_id seen again means a late delivery only from a runner
 			// that mints a fresh one per run.
@@ -381,7 +372,7 @@ var section4_5 = []*Rule{
 			gone[sp.runID] = ex
 			lateDelivery(t, next, gone)
 		},
-		Requires: []Dep{ordinaryStream, abandonedStream},
+		Requires: []Dep{ordinaryStream, abandonedStream, secondRun},
 	},
 	{
 		ID: "4.2/in-flight-repeat-bounded", Section: "4.2", Level: 2, Keyword: Should,
@@ -497,17 +488,28 @@ type overlap struct {
 	why     string           // the timings that say so, or why not
 	last    *wire.Exchange
 	all     []*wire.Exchange // every answer, in the order sent
+	key     string           // the Idempotency-Key the first carried, or ""
 }
 
 // overlapping starts n valid runs at once (streams where the runner serves
 // them: their start events show when each run began) and reads whether
-// they truly overlapped: each began before any one ended. For runs, whose
-// start is unseen, all must be sent before any is answered, and they must
-// end together, not one agent-length apart as a queue would end them.
-func overlapping(t *T, n int) overlap {
+// they truly overlapped: each began before any one ended. The first
+// carries key where one is given. For runs, whose start is unseen, all
+// must be sent before any is answered, and they must end together, not
+// one agent-length apart as a queue would end them.
+func overlapping(t *T, n int, key string) overlap {
 	verb := lifeVerb(t)
 	r := lifeRequest(t, verb, "", "one of several valid runs started at once")
-	exs := t.SideBySide(n, func(_ int, _ *engine.Session, ctx context.Context) *wire.Exchange { return send(t, ctx, r, nil) })
+	first := r
+	if key != "" {
+		first = lifeRequest(t, verb, key, "one of several valid runs started at once, under a fresh Idempotency-Key")
+	}
+	exs := t.SideBySide(n, func(i int, _ *engine.Session, ctx context.Context) *wire.Exchange {
+		if i == 0 {
+			return send(t, ctx, first, nil)
+		}
+		return send(t, ctx, r, nil)
+	})
 	o := overlap{all: exs}
 	var spans []span
 	for _, ex := range exs {
