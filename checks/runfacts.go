@@ -206,13 +206,14 @@ func lifeRuns() []Dep { return []Dep{ordinaryRun, ordinaryStream} }
 
 // secondRun is another valid run without a key: the second execution of
 // the rule that tells two run_ids apart, and, at Level 3, the later
-// request of the rule on late delivery. So it goes, with the abandoned
-// stream's inputs, once that stream would have ended had it not been
-// aborted (the ordinary stream shows how long a run takes; status, where
-// it says the run is over, ends the wait sooner): a runner that finished
-// an abandoned run and kept its output answers the next equal request
-// with it.
-var secondRun = &engine.Fact[*Env, *wire.Exchange]{Name: "second run", Requires: []Dep{ordinaryStream, abandonedStream}, Compute: func(t *T) (*wire.Exchange, string) {
+// request of the rule on late delivery, which requires the abandoned
+// stream first. Where the check abandoned a stream, then, this run goes
+// with its inputs once it would have ended had it not been aborted (the
+// ordinary stream shows how long a run takes; status, where it says the
+// run is over, ends the wait sooner): a runner that finished an abandoned
+// run and kept its output answers the next equal request with it. Where
+// the check abandoned none (a narrower selection), it goes at once.
+var secondRun = &engine.Fact[*Env, *wire.Exchange]{Name: "second run", Compute: func(t *T) (*wire.Exchange, string) {
 	if why := runGate(t.Env, runNeeds()); why != "" {
 		return nil, why
 	}
@@ -221,9 +222,9 @@ var secondRun = &engine.Fact[*Env, *wire.Exchange]{Name: "second run", Requires:
 		return nil, why
 	}
 	note := "another valid run, without a key: a second execution"
-	if a := abandonedStream.Of(t); a != nil {
+	if a, ok := abandonedStream.Peek(t); ok && a != nil {
 		length := time.Second
-		if w := ordinaryStream.Of(t); w != nil {
+		if w, ok := ordinaryStream.Peek(t); ok && w != nil {
 			if sp, ok := spanOf(w.ex); ok {
 				length = max(sp.length(), pollEvery(t))
 			}
