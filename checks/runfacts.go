@@ -3,6 +3,7 @@ package checks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -344,3 +345,164 @@ var abandonedStream = &engine.Fact[*Env, *abandoned]{Name: "abandoned stream", C
 	t.Cite(ex)
 	return &abandoned{ex: ex, left: left}, ""
 }}
+
+// conflictTrial is an Idempotency-Key answered for one set of valid inputs
+// and then sent with another.
+type conflictTrial struct {
+	inputs map[string]any // the inputs the key was answered for
+	key    string
+	first  map[string]any // the run that answered it
+	what   string         // how the other inputs differ
+	second *wire.Exchange // the answer to the other inputs
+	// otherValid is the 200 the other inputs got alone under a fresh key,
+	// where the reused key had them refused 400.
+	otherValid *wire.Exchange
+}
+
+// sendConflicting sends other valid inputs under the key k answered. It
+// skips the rule where they cannot be built, or the second answer is a
+// refusal the key did not cause (503 at capacity). A 400 to the other inputs is decided,
+// not skipped: they are sent once more, alone under a fresh key, and where
+// that runs they were valid, so the 400 under the reused key was the
+// conflict answered with the wrong code.
+func sendConflicting(t *T, k *keyTrial) (c conflictTrial, ok bool) {
+	c.inputs, c.key, c.first = k.inputs, k.key, k.first
+	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
+	if !ok {
+		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
+		return c, false
+	}
+	c.what = what
+	c.second = t.Do(runRequest("run", other, c.key, "the same key with other valid inputs: "+what))
+	switch {
+	case c.second.Is(http.StatusBadRequest, ""):
+		spend(t, 1)
+		alone := t.Do(runRequest("run", other, freshKey(), "the other inputs alone, under a fresh key: are they valid?"))
+		switch {
+		case alone.Status == http.StatusOK:
+			c.otherValid = alone
+		case alone.Is(http.StatusServiceUnavailable, "unavailable"):
+			t.Skip("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
+		default:
+			t.Skip("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
+		}
+	case c.second.Is(http.StatusServiceUnavailable, "unavailable"):
+		t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
+		return c, false
+	}
+	return c, true
+}
+
+// reserialised writes the body of inputs as another encoder might: keys in
+// reverse order, with extra spaces and line breaks. Decoded, it is the same
+// request runRequest sends.
+func reserialised(inputs map[string]any) string {
+	keys := make([]string, 0, len(inputs))
+	for k := range inputs {
+		keys = append(keys, k)
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(keys)))
+	var b strings.Builder
+	b.WriteString("{\n  \"inputs\" : {")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(" ,")
+		}
+		fmt.Fprintf(&b, "\n    %s :  %s", jsonText(k), jsonText(inputs[k]))
+	}
+	b.WriteString("\n  }\n}\n")
+	return b.String()
+}
+
+// untilAdmitted sends through send again while the runner answers 503
+// unavailable, as a run it has not yet finished aborting holds its only
+// slot: up to four times more, waiting twice as long each time from the
+// runner's own earned wait.
+func untilAdmitted(t *T, send func() *wire.Exchange) *wire.Exchange {
+	ex := send()
+	for i, wait := 0, pollEvery(t); i < 4 && ex.Is(http.StatusServiceUnavailable, "unavailable"); i, wait = i+1, wait*2 {
+		sleep(t.Ctx, wait)
+		ex = send()
+	}
+	return ex
+}
+
+// maxOverlap is the most runs the checker starts at once: one request in
+// flight is left for status.
+const maxOverlap = 5
+
+// overlap is what runs started at once showed.
+type overlap struct {
+	refused *wire.Exchange   // a 503 unavailable, where one came
+	other   []*wire.Exchange // answers neither a result nor 503 unavailable
+	truly   bool             // every accepted run began before any ended
+	why     string           // the timings that say so, or why not
+	last    *wire.Exchange
+	all     []*wire.Exchange // every answer, in the order sent
+	key     string           // the Idempotency-Key the first carried, or ""
+}
+
+// overlapping starts n valid runs at once (streams where the runner serves
+// them: their start events show when each run began) and reads whether
+// they truly overlapped: each began before any one ended. The first
+// carries key where one is given. For runs, whose start is unseen, all
+// must be sent before any is answered, and they must end together, not
+// one agent-length apart as a queue would end them.
+func overlapping(t *T, n int, key string) overlap {
+	verb := lifeVerb(t)
+	r := lifeRequest(t, verb, "", "one of several valid runs started at once")
+	first := r
+	if key != "" {
+		first = lifeRequest(t, verb, key, "one of several valid runs started at once, under a fresh Idempotency-Key")
+	}
+	exs := t.SideBySide(n, func(i int, _ *engine.Session, ctx context.Context) *wire.Exchange {
+		if i == 0 {
+			return send(t, ctx, first, nil)
+		}
+		return send(t, ctx, r, nil)
+	})
+	o := overlap{all: exs}
+	var spans []span
+	for _, ex := range exs {
+		o.last = ex
+		switch sp, ok := spanOf(ex); {
+		case ex.Is(http.StatusServiceUnavailable, "unavailable"):
+			o.refused = ex
+		case ok && (ex.SSE == nil || sp.terminal != nil):
+			spans = append(spans, sp)
+		default:
+			o.other = append(o.other, ex)
+		}
+	}
+	if len(spans) < n {
+		return o
+	}
+	lastBegin, firstEnd := spans[0].began, spans[0].ended
+	shortest, lastEnd := spans[0].length(), spans[0].ended
+	for _, sp := range spans[1:] {
+		if sp.began.After(lastBegin) {
+			lastBegin = sp.began
+		}
+		if sp.ended.Before(firstEnd) {
+			firstEnd = sp.ended
+		}
+		if sp.ended.After(lastEnd) {
+			lastEnd = sp.ended
+		}
+		shortest = min(shortest, sp.length())
+	}
+	began := "the last began"
+	if verb == protocol.Run {
+		began = "the last was sent"
+	}
+	o.why = fmt.Sprintf("%s %s before the first ended; the shortest took %s", began, ms(firstEnd.Sub(lastBegin)), ms(shortest))
+	o.truly = lastBegin.Before(firstEnd)
+	if verb == protocol.Run {
+		o.why += fmt.Sprintf(", and they ended within %s of each other", ms(lastEnd.Sub(firstEnd)))
+		o.truly = o.truly && shortest >= 100*time.Millisecond && lastEnd.Sub(firstEnd) < shortest/2
+	}
+	if !o.truly {
+		o.why = "they did not overlap: " + o.why
+	}
+	return o
+}

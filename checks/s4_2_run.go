@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
-	"sort"
 	"strings"
 	"time"
 
@@ -318,53 +317,6 @@ var section4_2Run = []*Rule{
 	},
 }
 
-// conflictTrial is an Idempotency-Key answered for one set of valid inputs
-// and then sent with another.
-type conflictTrial struct {
-	inputs map[string]any // the inputs the key was answered for
-	key    string
-	first  map[string]any // the run that answered it
-	what   string         // how the other inputs differ
-	second *wire.Exchange // the answer to the other inputs
-	// otherValid is the 200 the other inputs got alone under a fresh key,
-	// where the reused key had them refused 400.
-	otherValid *wire.Exchange
-}
-
-// sendConflicting sends other valid inputs under the key k answered. It
-// skips the rule where they cannot be built, or the second answer is a
-// refusal the key did not cause (503 at capacity). A 400 to the other inputs is decided,
-// not skipped: they are sent once more, alone under a fresh key, and where
-// that runs they were valid, so the 400 under the reused key was the
-// conflict answered with the wrong code.
-func sendConflicting(t *T, k *keyTrial) (c conflictTrial, ok bool) {
-	c.inputs, c.key, c.first = k.inputs, k.key, k.first
-	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
-	if !ok {
-		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
-		return c, false
-	}
-	c.what = what
-	c.second = t.Do(runRequest("run", other, c.key, "the same key with other valid inputs: "+what))
-	switch {
-	case c.second.Is(http.StatusBadRequest, ""):
-		spend(t, 1)
-		alone := t.Do(runRequest("run", other, freshKey(), "the other inputs alone, under a fresh key: are they valid?"))
-		switch {
-		case alone.Status == http.StatusOK:
-			c.otherValid = alone
-		case alone.Is(http.StatusServiceUnavailable, "unavailable"):
-			t.Skip("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
-		default:
-			t.Skip("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
-		}
-	case c.second.Is(http.StatusServiceUnavailable, "unavailable"):
-		t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
-		return c, false
-	}
-	return c, true
-}
-
 // judgeReplay judges ex, a repeat under a key first answered with first, as
 // a replay: 200 with the first execution's run_id and output. repeat says
 // what was sent, for the messages.
@@ -462,25 +414,4 @@ func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 	}
 	t.Skip("the stream carried no done event with a JSON object, so there is no result to judge; the 4.3 rules judge its events")
 	return nil, false
-}
-
-// reserialised writes the body of inputs as another encoder might: keys in
-// reverse order, with extra spaces and line breaks. Decoded, it is the same
-// request runRequest sends.
-func reserialised(inputs map[string]any) string {
-	keys := make([]string, 0, len(inputs))
-	for k := range inputs {
-		keys = append(keys, k)
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(keys)))
-	var b strings.Builder
-	b.WriteString("{\n  \"inputs\" : {")
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(" ,")
-		}
-		fmt.Fprintf(&b, "\n    %s :  %s", jsonText(k), jsonText(inputs[k]))
-	}
-	b.WriteString("\n  }\n}\n")
-	return b.String()
 }

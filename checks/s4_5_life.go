@@ -1,14 +1,12 @@
 package checks
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
@@ -412,19 +410,6 @@ var section4_5 = []*Rule{
 	},
 }
 
-// untilAdmitted sends through send again while the runner answers 503
-// unavailable, as a run it has not yet finished aborting holds its only
-// slot: up to four times more, waiting twice as long each time from the
-// runner's own earned wait.
-func untilAdmitted(t *T, send func() *wire.Exchange) *wire.Exchange {
-	ex := send()
-	for i, wait := 0, pollEvery(t); i < 4 && ex.Is(http.StatusServiceUnavailable, "unavailable"); i, wait = i+1, wait*2 {
-		sleep(t.Ctx, wait)
-		ex = send()
-	}
-	return ex
-}
-
 // abandonedRuns are the run_ids of the streams in log the checker hung up
 // on, each with its exchange.
 func abandonedRuns(log []*wire.Exchange) map[string]*wire.Exchange {
@@ -474,86 +459,6 @@ func abandonedAt(verb string) string {
 		return "right after its start event"
 	}
 	return "a quarter of a whole run's length in"
-}
-
-// maxOverlap is the most runs the checker starts at once: one request in
-// flight is left for status.
-const maxOverlap = 5
-
-// overlap is what runs started at once showed.
-type overlap struct {
-	refused *wire.Exchange   // a 503 unavailable, where one came
-	other   []*wire.Exchange // answers neither a result nor 503 unavailable
-	truly   bool             // every accepted run began before any ended
-	why     string           // the timings that say so, or why not
-	last    *wire.Exchange
-	all     []*wire.Exchange // every answer, in the order sent
-	key     string           // the Idempotency-Key the first carried, or ""
-}
-
-// overlapping starts n valid runs at once (streams where the runner serves
-// them: their start events show when each run began) and reads whether
-// they truly overlapped: each began before any one ended. The first
-// carries key where one is given. For runs, whose start is unseen, all
-// must be sent before any is answered, and they must end together, not
-// one agent-length apart as a queue would end them.
-func overlapping(t *T, n int, key string) overlap {
-	verb := lifeVerb(t)
-	r := lifeRequest(t, verb, "", "one of several valid runs started at once")
-	first := r
-	if key != "" {
-		first = lifeRequest(t, verb, key, "one of several valid runs started at once, under a fresh Idempotency-Key")
-	}
-	exs := t.SideBySide(n, func(i int, _ *engine.Session, ctx context.Context) *wire.Exchange {
-		if i == 0 {
-			return send(t, ctx, first, nil)
-		}
-		return send(t, ctx, r, nil)
-	})
-	o := overlap{all: exs}
-	var spans []span
-	for _, ex := range exs {
-		o.last = ex
-		switch sp, ok := spanOf(ex); {
-		case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-			o.refused = ex
-		case ok && (ex.SSE == nil || sp.terminal != nil):
-			spans = append(spans, sp)
-		default:
-			o.other = append(o.other, ex)
-		}
-	}
-	if len(spans) < n {
-		return o
-	}
-	lastBegin, firstEnd := spans[0].began, spans[0].ended
-	shortest, lastEnd := spans[0].length(), spans[0].ended
-	for _, sp := range spans[1:] {
-		if sp.began.After(lastBegin) {
-			lastBegin = sp.began
-		}
-		if sp.ended.Before(firstEnd) {
-			firstEnd = sp.ended
-		}
-		if sp.ended.After(lastEnd) {
-			lastEnd = sp.ended
-		}
-		shortest = min(shortest, sp.length())
-	}
-	began := "the last began"
-	if verb == protocol.Run {
-		began = "the last was sent"
-	}
-	o.why = fmt.Sprintf("%s %s before the first ended; the shortest took %s", began, ms(firstEnd.Sub(lastBegin)), ms(shortest))
-	o.truly = lastBegin.Before(firstEnd)
-	if verb == protocol.Run {
-		o.why += fmt.Sprintf(", and they ended within %s of each other", ms(lastEnd.Sub(firstEnd)))
-		o.truly = o.truly && shortest >= 100*time.Millisecond && lastEnd.Sub(firstEnd) < shortest/2
-	}
-	if !o.truly {
-		o.why = "they did not overlap: " + o.why
-	}
-	return o
 }
 
 // timedOut reports whether ex shows a run stopped at a time limit: a 504
