@@ -14,9 +14,13 @@ import (
 // its allowed origin) b.N times and reports, beside the mean ns/op, the
 // median run in milliseconds, the peak heap over all runs (the runner,
 // served in the same process, included), the requests of one run and the
-// agent executions per run.
-func benchCheck(b *testing.B, o checks.Options) {
-	srv, err := fixtures.Start(fixtures.Config{}, 0)
+// agent executions per run, and with --execute the checker's own count
+// of agent starts per run.
+func benchCheck(b *testing.B, o checks.Options) { benchPosture(b, fixtures.Config{}, o) }
+
+// benchPosture is benchCheck against the reference runner cfg describes.
+func benchPosture(b *testing.B, cfg fixtures.Config, o checks.Options) {
+	srv, err := fixtures.Start(cfg, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,7 +29,7 @@ func benchCheck(b *testing.B, o checks.Options) {
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Second
 	}
-	var requests int
+	var requests, starts int
 	took := make([]time.Duration, 0, b.N)
 	sampler := startHeapSampler()
 	b.ResetTimer()
@@ -37,6 +41,7 @@ func benchCheck(b *testing.B, o checks.Options) {
 		}
 		took = append(took, time.Since(start))
 		requests = len(env.Session.Exchanges())
+		starts += env.AgentStarts()
 	}
 	b.StopTimer()
 	peak := sampler.Stop()
@@ -45,6 +50,9 @@ func benchCheck(b *testing.B, o checks.Options) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(requests), "requests/check")
 	b.ReportMetric(float64(srv.Runner.Executions())/float64(b.N), "executions/check")
+	if o.Execute {
+		b.ReportMetric(float64(starts)/float64(b.N), "agent-starts/check")
+	}
 }
 
 // BenchmarkFullCheck is one whole default-mode checking run of the
@@ -60,3 +68,11 @@ func BenchmarkFullCheckShortPatience(b *testing.B) {
 
 // BenchmarkFullCheckExecute is the same with --execute.
 func BenchmarkFullCheckExecute(b *testing.B) { benchCheck(b, checks.Options{Execute: true}) }
+
+// BenchmarkExecuteSlowAgent is a full --execute check of the slow-agent
+// posture (runs of 1.5 s, one at a time), as `demo --execute --posture
+// slow-agent` makes it: its wall (median-ms) is the sum of the runs it
+// could not share or overlap.
+func BenchmarkExecuteSlowAgent(b *testing.B) {
+	benchPosture(b, fixtures.Config{Posture: "slow-agent"}, checks.Options{Execute: true, Timeout: 10 * time.Second})
+}

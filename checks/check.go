@@ -18,6 +18,7 @@ type Options struct {
 	Execute  bool          // --execute
 	Timeout  time.Duration // per request
 	Patience time.Duration // see Config.Patience
+	MaxRuns  int           // --max-runs: agent starts allowed; zero means DefaultMaxRuns
 	// Deadline bounds the whole run; past it, the rules not yet decided
 	// SKIP. Zero means DefaultDeadline(Timeout, Execute).
 	Deadline time.Duration
@@ -52,7 +53,7 @@ func Check(ctx context.Context, o Options) (*Env, []Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	client := wire.New(base, wire.Options{Timeout: o.Timeout, Headers: o.Headers})
-	cfg := Config{Client: client, Schemas: o.Schemas, Origin: o.Origin, Execute: o.Execute, Patience: o.Patience}
+	cfg := Config{Client: client, Schemas: o.Schemas, Origin: o.Origin, Execute: o.Execute, Patience: o.Patience, MaxRuns: o.MaxRuns}
 	sess := engine.NewSession(client, o.Patience, 0)
 	env, err := NewEnv(ctx, cfg, sess)
 	if err != nil {

@@ -30,6 +30,9 @@ type Config struct {
 	// answered at once (a withheld body) before reporting that it did not.
 	// Zero means DefaultPatience; it is capped by the client's timeout.
 	Patience time.Duration
+	// MaxRuns caps how many times the check may start the agent
+	// (--max-runs); zero means DefaultMaxRuns.
+	MaxRuns int
 }
 
 // Doc is one of the two documents fetched once per run and handed to the
@@ -62,6 +65,9 @@ type Env struct {
 	// preflights are the preflights sent so far, by verb and origin
 	// (sentPreflight).
 	preflights map[string]*sharedExchange
+	// spent is how many agent starts the rules have taken from the budget
+	// (spend).
+	spent int
 }
 
 type judgedKey struct {

@@ -155,23 +155,37 @@ func needNoLimit(name string) Need {
 }
 
 // limitSlack is how far past a declared max_run_seconds a run may be seen
-// to end before the checker calls the limit unenforced: a second and a
-// tenth of the limit, for the runner's own timer, what it does before its
-// clock starts, and the network.
-func limitSlack(limit int) time.Duration {
-	return time.Second + time.Duration(limit)*time.Second/10
+// to end before the checker calls the limit unenforced. It is derived as
+// the earned waits are, from the runner's own answer times: the earned
+// wait (ten times its typical answer: tens of milliseconds on loopback)
+// once for the request reaching the runner before its clock starts and
+// once for the answer coming back, and a hundredth of the limit for the
+// runner's timer. A run seen past it is confirmed on a second run.
+func limitSlack(t *T, limit int) time.Duration {
+	return 2*t.Session().Wait() + time.Duration(limit)*time.Second/100
 }
 
-// limitReach is how long after its request a run stopped at limit is
-// answered at the latest, and nearLimit how long at the earliest.
-func limitReach(limit int) time.Duration { return time.Duration(limit)*time.Second + limitSlack(limit) }
-func nearLimit(limit int) time.Duration  { return time.Duration(limit) * time.Second * 9 / 10 }
+// limitReach is how long after its request a run let past limit is
+// answered at the earliest (see limitSlack).
+func limitReach(t *T, limit int) time.Duration {
+	return time.Duration(limit)*time.Second + limitSlack(t, limit)
+}
+
+// stopWindow is how long after its request a run stopped at limit may be
+// answered, for telling a stop at the limit from an answer that has
+// nothing to do with it: a second and a tenth of the limit, wide enough
+// for a loaded runner, since nothing fails on it alone. nearLimit is how
+// long at the earliest.
+func stopWindow(limit int) time.Duration {
+	return time.Duration(limit)*time.Second + time.Second + time.Duration(limit)*time.Second/10
+}
+func nearLimit(limit int) time.Duration { return time.Duration(limit) * time.Second * 9 / 10 }
 
 // maxRunLimit is the declared max_run_seconds, skipping the rule where a
 // run reaching it could not be waited for within --timeout.
 func maxRunLimit(t *T) int {
 	l, _ := declaredLimit(t.Env, "max_run_seconds")
-	if reach := limitReach(l) + time.Second; reach > t.Env.Client.Timeout() {
+	if reach := stopWindow(l) + time.Second; reach > t.Env.Client.Timeout() {
 		t.Skip("status declares max_run_seconds %d: seeing a run reach it takes up to %s, longer than --timeout %s; raise --timeout to check it",
 			l, ms(reach), t.Env.Client.Timeout())
 	}

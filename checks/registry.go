@@ -36,8 +36,12 @@ func build() []*Rule {
 	}
 	for _, r := range all {
 		// A rule that needs --execute starts the agent: the engine runs
-		// those one at a time, after the probing rules.
+		// those after the probing rules, as many at once as the runner
+		// declares it takes (suite.go).
 		r.Agent = slices.ContainsFunc(r.Needs, func(n Need) bool { return n.Name == NeedExecute.Name })
+		// The rules on the life of a run measure capacity and timing: each
+		// runs with no other run of the checker's in flight.
+		r.Alone = r.Agent && slices.Contains(section4_5, r)
 	}
 	return all
 }

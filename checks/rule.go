@@ -8,7 +8,9 @@
 // Where things go:
 //   - a new rule: the file for its section (s2_3_cors.go, s4_4_status.go, …),
 //     appended to that file's slice; registry.go lists the slices in order.
-//   - a shared probe several rules read: a Fact (facts.go).
+//   - a shared probe several rules read: a Fact; what the rules that run
+//     the agent send and read, whatever their section: runs.go; the runs
+//     they share, each started once per check, and the budget: runfacts.go.
 //   - a verifier several rules share: verify.go.
 //   - a new need (a posture a rule only applies to): needs.go, or posture.go
 //     where several files use it.

@@ -349,6 +349,8 @@ func keyAfterValidation(t *T) string {
 	note := "valid inputs; the same Idempotency-Key as the request refused for its values"
 	if !t.Env.Execute {
 		note += "; sent only because status publishes a missing credential (a 424 is expected)"
+	} else {
+		spend(t, 1) // a valid run of this rule's own: it runs the agent
 	}
 	if last := t.Do(runRequest("run", valid, key, note)); last.Status == http.StatusConflict {
 		t.Fail(last, "a request refused 400 for failing validation (%s) was followed, under the same Idempotency-Key, by a valid one, answered %s: the refusal bound the key, though it executed nothing, and §2.1 gives 409 only to a key already answered for other inputs (§4.2)",

@@ -1,11 +1,9 @@
 package checks
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
-	"sort"
 	"strings"
 	"time"
 
@@ -17,17 +15,27 @@ import (
 // successful answer, run_id, usage, and what an Idempotency-Key promises.
 //
 // Every rule here starts the agent, so every rule needs --execute; the need
-// is checked before the probe runs, so without it nothing is sent. Each
-// rule sends its own requests (one or two executions), so that any subset
-// of them can be selected and each verdict rests on its own evidence.
+// is checked before the probe runs, so without it nothing is sent. The
+// rules reading a run's answer judge the one ordinary run of the check,
+// and the rules on a key share one key answered on run (runfacts.go): one
+// execution serves them all.
 var section4_2Run = []*Rule{
 	{
 		ID: "4.2/run-response", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "a valid run's answer is a run response body, carrying run_id and output (a valid run left unanswered, or refused 400, only warns)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "run")
-			if !ok || !acceptedValid(t, ex, "run") {
+			// The runs the capacity rules started at once are run
+			// responses too, where they were runs and were answered 200.
+			if o, ok := overlapRuns.Peek(t); ok && o != nil {
+				for _, ex := range o.all {
+					if body, err := ex.JSON(); ex.SSE == nil && ex.Status == http.StatusOK && !ex.Truncated && err == nil {
+						schemaFindings(t, "run-response", ex, body)
+					}
+				}
+			}
+			ex := ordinaryRun.Of(t).ex
+			if !acceptedValid(t, ex, "run") {
 				return
 			}
 			if skipTruncated(t, ex, "run") {
@@ -40,16 +48,14 @@ var section4_2Run = []*Rule{
 			}
 			schemaFindings(t, "run-response", ex, body)
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/content-type", Section: "4.2", Level: 2, Keyword: Must, Binding: Contract, Chain: "§2",
 		Title: "a successful run answer is labelled application/json",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "run")
-			if !ok {
-				return
-			}
+			ex := ordinaryRun.Of(t).ex
 			if ex.Status != http.StatusOK {
 				t.Skip("the valid run was answered %s, so there is no run response to judge (4.2/run-response judges that)", ex.Brief())
 				return
@@ -59,6 +65,7 @@ var section4_2Run = []*Rule{
 					ex.Header.Get("Content-Type"))
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/output-type", Section: "4.2", Level: 2, Keyword: Must,
@@ -79,6 +86,7 @@ var section4_2Run = []*Rule{
 				t.Note("run: %s", n)
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/run-id-unique", Section: "4.2", Level: 2, Keyword: Must,
@@ -87,11 +95,7 @@ var section4_2Run = []*Rule{
 		Probe: func(t *T) {
 			var ids []string
 			var last *wire.Exchange
-			for i := 0; i < 2; i++ {
-				ex, ok := sendValid(t, "run")
-				if !ok {
-					return
-				}
+			for i, ex := range []*wire.Exchange{ordinaryRun.Of(t).ex, secondRun.Of(t)} {
 				body, ok := runBody(t, ex)
 				if !ok {
 					return
@@ -107,6 +111,7 @@ var section4_2Run = []*Rule{
 				t.Fail(last, "two separate runs, sent without an Idempotency-Key, both answered run_id %q; §4.2 gives every execution its own", ids[0])
 			}
 		},
+		Requires: []Dep{ordinaryRun, secondRun},
 	},
 	{
 		ID: "4.2/usage", Section: "4.2", Level: 2, Keyword: Should,
@@ -121,6 +126,7 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "the run response carries no usage; §4.2 asks for it wherever the runner can work it out")
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/no-status-member", Section: "4.2", Level: 2, Keyword: MustNot, Binding: Contract, Chain: "§4.2",
@@ -135,21 +141,19 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "the run response carries a status member (%v); §4.2 says the body carries none, since every failure is a non-2xx envelope and a success is the 200 itself", show(v))
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.2/replay", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "a repeat of an answered Idempotency-Key with the same inputs replays the first result: same run_id, same output",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			inputs, ok := validOrSkip(t, true)
+			k := keyAnswered.Of(t)
+			r1, ex := k.first, keyedReplays.Of(t).run
+			gap, ok := keyHeld(t, k.answered)
 			if !ok {
 				return
 			}
-			key, r1, gap, ok := answerKey(t, "run", inputs)
-			if !ok {
-				return
-			}
-			ex := t.Do(keyedRun(key, reserialised(inputs), "the same key and the same inputs, written in another key order and spacing"))
 			if ex.Is(http.StatusConflict, "") {
 				t.Fail(ex, "the same inputs re-serialised (other key order and whitespace) under the same key, %s after the first answer, were refused %s: §4.2 compares inputs as decoded values, so this is the same request and is a replay",
 					gap, ex.Brief())
@@ -157,16 +161,14 @@ var section4_2Run = []*Rule{
 			}
 			judgeReplay(t, ex, r1, fmt.Sprintf("the same key and inputs again, %s after the first answer", gap))
 		},
+		Requires: []Dep{keyAnswered, keyedReplays},
 	},
 	{
 		ID: "4.2/idempotency-conflict", Section: "4.2", Level: 2, Keyword: Must,
 		Title: "an answered Idempotency-Key sent with different inputs is refused 409 idempotency_conflict",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			c, ok := sendConflicting(t)
-			if !ok {
-				return
-			}
+			c := keyedConflict.Of(t)
 			switch ex := c.second; {
 			case ex.Is(http.StatusConflict, "idempotency_conflict"):
 			case ex.Status == http.StatusOK && skipTruncated(t, ex, "second run"):
@@ -182,16 +184,14 @@ var section4_2Run = []*Rule{
 				t.Fail(ex, "a key answered for one set of inputs was sent with others (%s) and answered %s; §4.2 requires 409 idempotency_conflict", c.what, ex.Brief())
 			}
 		},
+		Requires: []Dep{keyedConflict},
 	},
 	{
 		ID: "4.2/conflict-binds-nothing", Section: "4.2", Level: 2, Keyword: Must, Binding: Chain, Chain: "a key stays bound to the inputs it was first answered for",
 		Title: "other inputs under an answered Idempotency-Key leave it bound to its first answer: the first inputs still replay the first run",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			c, ok := sendConflicting(t)
-			if !ok {
-				return
-			}
+			c := keyedConflict.Of(t)
 			if !c.second.Is(http.StatusConflict, "idempotency_conflict") {
 				t.Note("the other inputs were answered %s, not 409; 4.2/idempotency-conflict judges that answer", c.second.Brief())
 			}
@@ -203,26 +203,24 @@ var section4_2Run = []*Rule{
 			}
 			judgeReplay(t, ex, c.first, fmt.Sprintf("the first inputs again under the key, once other inputs (%s) had been answered %s under it", c.what, c.second.Brief()))
 		},
+		Requires: []Dep{keyedConflict},
 	},
 	{
 		ID: "4.2/one-keyspace", Section: "4.2", Level: 3, Keyword: Must,
 		Title: "a key answered on run replays on stream: start and done carry the first run's run_id",
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
-			inputs, ok := validOrSkip(t, false)
+			k := keyAnswered.Of(t)
+			gap, ok := keyHeld(t, k.answered)
 			if !ok {
 				return
 			}
-			key, r1, gap, ok := answerKey(t, "run", inputs)
-			if !ok {
-				return
-			}
-			id, ok := r1["run_id"].(string)
+			id, ok := k.first["run_id"].(string)
 			if !ok {
 				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
 				return
 			}
-			ex := post(t, runRequest("stream", inputs, key, "the same key and inputs, now on stream"))
+			ex := keyedReplays.Of(t).stream
 			switch {
 			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
 				t.Skip("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
@@ -253,6 +251,7 @@ var section4_2Run = []*Rule{
 					id, gap, strings.Join(probs, ", "))
 			}
 		},
+		Requires: []Dep{keyAnswered, keyedReplays},
 	},
 	{
 		ID: "4.2/one-keyspace-reverse", Section: "4.2", Level: 3, Keyword: Must,
@@ -263,7 +262,11 @@ var section4_2Run = []*Rule{
 			if !ok {
 				return
 			}
-			key, r1, gap, ok := answerKey(t, "stream", inputs)
+			key, r1, gap, ok := streamKey(t)
+			if !ok {
+				spend(t, 1)
+				key, r1, gap, ok = answerKey(t, "stream", inputs)
+			}
 			if !ok {
 				return
 			}
@@ -295,6 +298,7 @@ var section4_2Run = []*Rule{
 				t.Skip("the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
 				return
 			}
+			spend(t, 1)
 			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
 			switch {
 			case ex.Is(http.StatusConflict, ""):
@@ -311,58 +315,6 @@ var section4_2Run = []*Rule{
 			}
 		},
 	},
-}
-
-// conflictTrial is an Idempotency-Key answered for one set of valid inputs
-// and then sent with another.
-type conflictTrial struct {
-	inputs map[string]any // the inputs the key was answered for
-	key    string
-	first  map[string]any // the run that answered it
-	what   string         // how the other inputs differ
-	second *wire.Exchange // the answer to the other inputs
-	// otherValid is the 200 the other inputs got alone under a fresh key,
-	// where the reused key had them refused 400.
-	otherValid *wire.Exchange
-}
-
-// sendConflicting answers a fresh key with valid inputs, then sends other
-// valid inputs under it. It skips the rule where either cannot be built, the
-// key may have been forgotten, or the second answer is a refusal the key
-// did not cause (503 at capacity). A 400 to the other inputs is decided,
-// not skipped: they are sent once more, alone under a fresh key, and where
-// that runs they were valid, so the 400 under the reused key was the
-// conflict answered with the wrong code.
-func sendConflicting(t *T) (c conflictTrial, ok bool) {
-	if c.inputs, ok = validOrSkip(t, false); !ok {
-		return c, false
-	}
-	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
-	if !ok {
-		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
-		return c, false
-	}
-	c.what = what
-	if c.key, c.first, _, ok = answerKey(t, "run", c.inputs); !ok {
-		return c, false
-	}
-	c.second = t.Do(runRequest("run", other, c.key, "the same key with other valid inputs: "+what))
-	switch {
-	case c.second.Is(http.StatusBadRequest, ""):
-		alone := t.Do(runRequest("run", other, freshKey(), "the other inputs alone, under a fresh key: are they valid?"))
-		switch {
-		case alone.Status == http.StatusOK:
-			c.otherValid = alone
-		case alone.Is(http.StatusServiceUnavailable, "unavailable"):
-			t.Skip("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
-		default:
-			t.Skip("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
-		}
-	case c.second.Is(http.StatusServiceUnavailable, "unavailable"):
-		t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
-		return c, false
-	}
-	return c, true
 }
 
 // judgeReplay judges ex, a repeat under a key first answered with first, as
@@ -426,6 +378,26 @@ func answerKey(t *T, verb string, inputs map[string]any) (key string, result map
 	return key, result, gap, ok
 }
 
+// streamKey is a key the check has already answered on stream, where one
+// of the runs the capacity rules started at once carried it and ran to its
+// done event: the key, that result and how long ago it came. ok is false
+// where there is none (the run under the key was refused at capacity, say).
+func streamKey(t *T) (key string, result map[string]any, gap string, ok bool) {
+	o, ok := overlapRuns.Peek(t)
+	if !ok || o == nil || o.key == "" || len(o.all) == 0 {
+		return "", nil, "", false
+	}
+	ex := o.all[0]
+	if ex.Status != http.StatusOK || ex.SSE == nil {
+		return "", nil, "", false
+	}
+	if result = payload(lastEvent(*ex.SSE, "done")); result == nil {
+		return "", nil, "", false
+	}
+	gap, ok = keyHeld(t, endOf(ex))
+	return o.key, result, gap, ok
+}
+
 // doneBody is the run response the done event of a stream answered 200
 // carries. Anything else skips the rule: the 4.3 rules judge the stream.
 func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
@@ -442,170 +414,4 @@ func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 	}
 	t.Skip("the stream carried no done event with a JSON object, so there is no result to judge; the 4.3 rules judge its events")
 	return nil, false
-}
-
-// needRunnable is met where status predicts a valid run reaches the agent.
-var needRunnable = Need{Name: "runnable", Check: func(e *Env) string {
-	if why := needEntitled.Check(e); why != "" {
-		return why
-	}
-	if credentialPublishedMissing(e) {
-		return "status publishes a missing credential: a valid run is refused 424 before the agent starts, so there is no result to judge"
-	}
-	return ""
-}}
-
-func runNeeds() []Need { return []Need{NeedExecute, NeedStatus, NeedDescribe, needRunnable} }
-
-func keyedNeeds() []Need {
-	return append(runNeeds(), needIdempotentRetry)
-}
-
-// quoted is s in quotes, or "none" where it is empty.
-func quoted(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return fmt.Sprintf("%q", s)
-}
-
-// reserialised writes the body of inputs as another encoder might: keys in
-// reverse order, with extra spaces and line breaks. Decoded, it is the same
-// request runRequest sends.
-func reserialised(inputs map[string]any) string {
-	keys := make([]string, 0, len(inputs))
-	for k := range inputs {
-		keys = append(keys, k)
-	}
-	sort.Sort(sort.Reverse(sort.StringSlice(keys)))
-	var b strings.Builder
-	b.WriteString("{\n  \"inputs\" : {")
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(" ,")
-		}
-		fmt.Fprintf(&b, "\n    %s :  %s", jsonText(k), jsonText(inputs[k]))
-	}
-	b.WriteString("\n  }\n}\n")
-	return b.String()
-}
-
-// sendValid sends a valid request to verb without an Idempotency-Key. It
-// skips the rule where no valid request can be built.
-func sendValid(t *T, verb string) (*wire.Exchange, bool) {
-	inputs, ok := validOrSkip(t, false)
-	if !ok {
-		return nil, false
-	}
-	return post(t, runRequest(verb, inputs, "", "a valid request: every required input at a value its declaration accepts")), true
-}
-
-// validRun sends a valid run and returns its answer and its body, or
-// skips the rule where there is no result to read (see runBody).
-func validRun(t *T) (*wire.Exchange, map[string]any, bool) {
-	ex, ok := sendValid(t, "run")
-	if !ok {
-		return nil, nil, false
-	}
-	body, ok := runBody(t, ex)
-	return ex, body, ok
-}
-
-// validOrSkip is validInputs, or false after skipping the rule where no
-// valid inputs can be built.
-func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
-	inputs, why := validInputs(t.Env.Describe.Obj, optionals)
-	if why != "" {
-		t.Skip("%s", why)
-		return nil, false
-	}
-	return inputs, true
-}
-
-// acceptedValid judges whether a valid request to verb was answered 200.
-// It fails the answers a runner cannot give such a request, and skips the
-// ones it may (at capacity, the agent failed or timed out, or any other
-// refusal the request itself did not cause, which status and the §2.1 rules
-// judge).
-func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
-	switch {
-	case !ex.Answered():
-		t.Warn(ex, "a valid %s request got no answer; §4.2 requires the result (inferred: a runner declaring no max_run_seconds imposes no bound of its own (§4.5), so the run may still be under way past the checker's deadline)", verb)
-	case ex.Status == http.StatusOK:
-		return true
-	case ex.Status >= 200 && ex.Status < 300:
-		t.Fail(ex, "a valid %s request was answered %s; a successful %s answers 200 (§4.1.4, §4.3, §4.5)", verb, ex.Brief(), verb)
-	case ex.Status == http.StatusBadRequest:
-		var inputs map[string]any
-		if m, ok := Path(mustObject(ex.ReqBody), "inputs"); ok {
-			inputs, _ = m.(map[string]any)
-		}
-		if unsure := readInputs(t.Env.Describe.Obj).unreadablePatterns(inputs); len(unsure) > 0 {
-			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
-				verb, ex.Brief(), strings.Join(unsure, ", "))
-			return false
-		}
-		t.Warn(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input (inferred: §4.1.1 leaves validation open and does not say what max_length counts, so what this checker built as valid a careful runner may read otherwise)",
-			verb, ex.Brief(), ex.ErrorMessage())
-	default:
-		t.Skip("a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
-			verb, ex.Brief())
-	}
-	return false
-}
-
-func mustObject(b []byte) map[string]any {
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
-}
-
-// runBody is the body of a run answered 200, read as a JSON object whatever
-// its label. Any other answer skips the rule: 4.2/run-response judges it.
-func runBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
-	if ex.Status == http.StatusOK && skipTruncated(t, ex, "run") {
-		return nil, false
-	}
-	if ex.Status == http.StatusOK && ex.Err == nil {
-		if m := ex.Object(); m != nil {
-			return m, true
-		}
-	}
-	t.Skip("the run was answered %s, not 200 with a JSON object, so there is no result to judge; 4.2/run-response judges the answer", ex.Brief())
-	return nil, false
-}
-
-// skipTruncated skips the rule where the body of a 200 answer to what ran
-// past the checker's body cap, so it cannot be read whole (a large bytes
-// output, base64-encoded, outgrows it).
-func skipTruncated(t *T, ex *wire.Exchange, what string) bool {
-	if !ex.Truncated {
-		return false
-	}
-	t.Skip("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, ex.Cap)
-	return true
-}
-
-// outputMismatch says how an output disagrees with describe's output
-// declaration (probs), and notes what differs without breaking a rule: a
-// bytes output's media_type (§4.1.4 and §4.2 bind the type only). Shape
-// problems are left to the schema.
-func outputMismatch(describe map[string]any, output any) (probs, notes []string) {
-	out, ok := output.(map[string]any)
-	want := Str(describe, "output", "type")
-	if !ok || want == "" {
-		return nil, nil
-	}
-	got, _ := out["type"].(string)
-	if got != want {
-		return []string{fmt.Sprintf("output.type is %s where describe declares %q", quoted(got), want)}, nil
-	}
-	if want == "bytes" {
-		wantMT := Str(describe, "output", "media_type")
-		gotMT, _ := out["media_type"].(string)
-		if wantMT != "" && gotMT != "" && !strings.EqualFold(wantMT, gotMT) {
-			notes = append(notes, fmt.Sprintf("output.media_type is %q where describe declares %q; only the type must agree", gotMT, wantMT))
-		}
-	}
-	return nil, notes
 }

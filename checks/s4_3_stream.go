@@ -1,7 +1,6 @@
 package checks
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,15 +8,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/wire"
-	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §4.3 POST /postern/v0/stream, judged on the events of a real run, and
 // §4.1.4's one stream rule (no delta for a bytes output).
 //
-// Each rule sends one valid stream request of its own (so each needs
-// --execute, checked before the probe sends anything) and reads the body
-// with wire.ParseSSE, which keeps what a lenient reader would drop. Each
+// Every rule judges the check's one ordinary stream (ordinaryStream, in
+// runfacts.go: so each needs --execute, checked before anything is sent),
+// read with wire.ParseSSE, which keeps what a lenient reader would drop. Each
 // rule reads the events as leniently as it can apart from the one thing it
 // judges, so that one breach is reported by one rule: framing is judged
 // only by 4.3/framing, order only by 4.3/start-first and 4.3/ends-once,
@@ -28,14 +26,15 @@ var section4_3 = []*Rule{
 		Title: "a valid stream request is answered 200 text/event-stream",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex, ok := sendValid(t, "stream")
-			if !ok || !acceptedValid(t, ex, "stream") {
+			ex := ordinaryStream.Of(t).ex
+			if !acceptedValid(t, ex, "stream") {
 				return
 			}
 			if mt := ex.MediaType(); mt != "text/event-stream" {
 				t.Fail(ex, "a valid stream request was answered 200 labelled %q; §4.3 answers text/event-stream", ex.Header.Get("Content-Type"))
 			}
 		},
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/framing", Section: "4.3", Level: 3, Keyword: Must,
@@ -67,6 +66,7 @@ var section4_3 = []*Rule{
 				}
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/start-first", Section: "4.3", Level: 3, Keyword: Must,
@@ -80,6 +80,7 @@ var section4_3 = []*Rule{
 				t.Fail(ex, "the first event is %s, not start (§4.3)", eventWord(s.Events[0]))
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/ends-once", Section: "4.3", Level: 3, Keyword: Must,
@@ -103,6 +104,7 @@ var section4_3 = []*Rule{
 				t.Fail(ex, "%s is followed by %d more event(s); §4.3 makes the ending event the last", ends[0], len(s.Events)-1-last)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/done-run-id", Section: "4.3", Level: 3, Keyword: MustNot,
@@ -129,6 +131,7 @@ var section4_3 = []*Rule{
 				t.Skip("no done event carries a run_id to compare with start's (the stream ended in error, or done lacks it: 4.3/done-body judges that)")
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/delta-concat", Section: "4.3", Level: 3, Keyword: Must,
@@ -159,6 +162,7 @@ var section4_3 = []*Rule{
 					wire.Excerpt([]byte(got), 120), wire.Excerpt([]byte(want), 120))
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/no-retry", Section: "4.3", Level: 3, Keyword: MustNot,
@@ -170,6 +174,7 @@ var section4_3 = []*Rule{
 					i+1, eventWord(s.Events[i]), *s.Events[i].Retry)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/no-id", Section: "4.3", Level: 3, Keyword: ShouldNot,
@@ -181,6 +186,7 @@ var section4_3 = []*Rule{
 					i+1, eventWord(s.Events[i]), *s.Events[i].ID)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/no-latency-on-started", Section: "4.3", Level: 3, Keyword: MustNot,
@@ -196,6 +202,7 @@ var section4_3 = []*Rule{
 				}
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/event-payloads", Section: "4.3", Level: 3, Keyword: Must, Binding: Contract, Chain: "§4.3",
@@ -213,38 +220,27 @@ var section4_3 = []*Rule{
 				schemaFindings(t, "stream-event/"+ev.Name, ex, v)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/done-body", Section: "4.3", Level: 3, Keyword: Must,
 		Title: "done carries a run response body, its output of the type describe declares",
 		Needs: runNeeds(),
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
-			n := 0
-			for i, ev := range s.Events {
-				if ev.Name != "done" {
-					continue
-				}
-				v, err := decodeJSON(ev.Data)
-				if err != nil {
-					continue // 4.3/framing judges a payload that is not JSON
-				}
-				n++
-				for _, viol := range t.Env.Violations("run-response", v) {
-					finding(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
-				}
-				m, _ := v.(map[string]any)
-				probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])
-				for _, p := range probs {
-					t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
-				}
-				for _, n := range notes {
-					t.Note("done (event %d): %s", i+1, n)
+			// The streams the capacity rules started at once end in done
+			// events too, where they ran to an end.
+			if o, ok := overlapRuns.Peek(t); ok && o != nil {
+				for _, other := range o.all {
+					if other.SSE != nil && other.Status == http.StatusOK {
+						judgeDone(t, other, *other.SSE)
+					}
 				}
 			}
-			if n == 0 {
+			if judgeDone(t, ex, s) == 0 {
 				t.Skip("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.3/one-data-line", Section: "4.3", Level: 3, Keyword: Should,
@@ -258,6 +254,7 @@ var section4_3 = []*Rule{
 				}
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.1.4/bytes-no-delta", Section: "4.1.4", Level: 3, Keyword: MustNot,
@@ -274,7 +271,37 @@ var section4_3 = []*Rule{
 				t.Fail(ex, "describe declares a bytes output, and the stream carried %d delta event(s); §4.1.4 allows none (progress goes on step)", n)
 			}
 		}),
+		Requires: []Dep{ordinaryStream},
 	},
+}
+
+// judgeDone judges every done event of s, a stream ex answered, as a run
+// response whose output has the type describe declares, and returns how
+// many there were with a JSON payload.
+func judgeDone(t *T, ex *wire.Exchange, s wire.SSEStream) int {
+	n := 0
+	for i, ev := range s.Events {
+		if ev.Name != "done" {
+			continue
+		}
+		v, err := decodeJSON(ev.Data)
+		if err != nil {
+			continue // 4.3/framing judges a payload that is not JSON
+		}
+		n++
+		for _, viol := range t.Env.Violations("run-response", v) {
+			finding(t, viol.Inferred)(ex, "done (event %d) is not a run response (§4.3, §4.2): %s: %s", i+1, violationAt(viol), viol.Message)
+		}
+		m, _ := v.(map[string]any)
+		probs, notes := outputMismatch(t.Env.Describe.Obj, m["output"])
+		for _, p := range probs {
+			t.Fail(ex, "done (event %d): %s (§4.1.4, §4.3)", i+1, p)
+		}
+		for _, n := range notes {
+			t.Note("done (event %d): %s", i+1, n)
+		}
+	}
+	return n
 }
 
 // needBytesOutput and needTextOutput split runners by describe's output.type.
@@ -293,14 +320,11 @@ var (
 	}}
 )
 
-// streamProbe sends a valid stream request and hands its events to judge;
+// streamProbe hands the events of the check's ordinary stream to judge;
 // where there are none to judge it skips the rule.
 func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T) {
 	return func(t *T) {
-		ex, ok := sendValid(t, "stream")
-		if !ok {
-			return
-		}
+		ex := ordinaryStream.Of(t).ex
 		if ex.Status != http.StatusOK {
 			t.Skip("the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
 			return
@@ -309,99 +333,6 @@ func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T)
 			judge(t, ex, s)
 		}
 	}
-}
-
-// post sends a run or stream request; a stream goes through the stream
-// reader, which reads a 200 as it arrives, under the client's caps on
-// bytes, events and time, and notes when each event came.
-func post(t *T, r wire.Request) *wire.Exchange {
-	ex := send(t, t.Ctx, r, nil)
-	t.Cite(ex)
-	return ex
-}
-
-// send sends r through the session, as a stream where it is one, under
-// ctx: for the goroutines of watch and of side-by-side runs.
-func send(t *T, ctx context.Context, r wire.Request, until func(wire.SSEEvent) bool) *wire.Exchange {
-	if r.Path == wire.Prefix+protocol.Stream {
-		return t.Session().Stream(ctx, r, wire.StreamLimits{Until: until})
-	}
-	return t.Session().Do(ctx, r)
-}
-
-// readStream is the events of a 200 stream read to its end, or it skips
-// the rule.
-func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
-	switch {
-	case ex.Err != nil:
-		t.Skip("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
-	case ex.Truncated:
-		t.Skip("the stream ran past the checker's cap of %d bytes", ex.Cap)
-	case ex.SSE != nil:
-		return *ex.SSE, true
-	default:
-		s := wire.ParseSSE(ex.Body, wire.DefaultMaxBody)
-		if s.Err == nil {
-			return s, true
-		}
-		t.Skip("the stream could not be parsed to its end: %v", s.Err)
-	}
-	return wire.SSEStream{}, false
-}
-
-// eventWhere is the index of the first event for which is holds, or -1.
-func eventWhere(s wire.SSEStream, is func(wire.SSEEvent) bool) int {
-	for i, ev := range s.Events {
-		if is(ev) {
-			return i
-		}
-	}
-	return -1
-}
-
-func firstEvent(s wire.SSEStream, name string) *wire.SSEEvent {
-	if i := eventWhere(s, func(ev wire.SSEEvent) bool { return ev.Name == name }); i >= 0 {
-		return &s.Events[i]
-	}
-	return nil
-}
-
-func lastEvent(s wire.SSEStream, name string) *wire.SSEEvent {
-	for i := len(s.Events) - 1; i >= 0; i-- {
-		if s.Events[i].Name == name {
-			return &s.Events[i]
-		}
-	}
-	return nil
-}
-
-// payload is an event's data as a JSON object; nil where it is not one.
-func payload(ev *wire.SSEEvent) map[string]any {
-	if ev == nil {
-		return nil
-	}
-	v, _ := decodeJSON(ev.Data)
-	m, _ := v.(map[string]any)
-	return m
-}
-
-// eventRunID is the run_id string an event's payload carries, or "".
-func eventRunID(ev *wire.SSEEvent) string {
-	id, _ := payload(ev)["run_id"].(string)
-	return id
-}
-
-func decodeJSON(s string) (any, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("trailing data after the JSON value")
-	}
-	return v, nil
 }
 
 // oneLine is an event's text for a message, its line ends shown as \n.

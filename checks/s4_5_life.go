@@ -1,14 +1,12 @@
 package checks
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
@@ -21,8 +19,11 @@ import (
 // Every rule here runs the agent (--execute) and decides from timings it
 // measured: each SKIPs, with the numbers, where the runs were too quick to
 // tell, and each timing threshold comes from what the runner showed or is
-// stated in the finding. Rules that start the agent run one at a time, so
-// the runs a rule watches are the only ones the checker has in flight.
+// stated in the finding. These rules run alone (engine.Rule.Alone), so the
+// runs a rule watches are the only ones the checker has in flight, and
+// they watch the runs the other rules share where they can (runfacts.go):
+// the ordinary run and stream, the runs started at once, the stream
+// abandoned right after its start.
 var section4_5 = []*Rule{
 	{
 		ID: "4.4/running-in-flight", Section: "4.4", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.4",
@@ -36,7 +37,11 @@ var section4_5 = []*Rule{
 			var notes []string
 			polled := false
 			for _, verb := range verbs {
-				sp, polls := watched(t, verb, "a valid "+verb+", with status polled while it is in flight")
+				w := ordinaryRun.Of(t)
+				if verb == protocol.Stream {
+					w = ordinaryStream.Of(t)
+				}
+				sp, polls := w.lived(t, verb)
 				// A stream's run is in flight from its start event to its
 				// terminal one, so every poll between says running. A run's
 				// start is unseen: the runner may still be deciding its
@@ -76,24 +81,27 @@ var section4_5 = []*Rule{
 			}
 			t.Note("%s", strings.Join(notes, "; "))
 		},
+		Requires: lifeRuns(),
 	},
 	{
 		ID: "4.4/running-ends", Section: "4.4", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.4",
 		Title: "status leaves state running once no run is in flight",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			verb := lifeVerb(t)
-			ex := post(t, lifeRequest(t, verb, "", "a valid "+verb+", after which status is read"))
+			w := lifeRun(t)
+			ex := w.ex
 			if _, ok := spanOf(ex); !ok {
 				t.Skip("the valid request was answered %s, so no run was in flight to end", ex.Brief())
 			}
-			p, ok := awaitState(t, time.Now().Add(t.Session().Patience), notRunning)
+			p, ok := w.after, w.settled
+			t.Cite(p.ex)
 			if !ok {
 				t.Cite(p.ex)
 				t.Fail(p.ex, "status still answered %s %s after the run ended, with nothing else of the checker's in flight; §4.4 reports running only while a run is",
-					orAnswer(p), ms(time.Since(endOf(ex))))
+					orAnswer(p), ms(p.sent().Sub(endOf(ex))))
 			}
 		},
+		Requires: lifeRuns(),
 	},
 	{
 		ID: "4.5/concurrency-limit", Section: "4.5", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.4",
@@ -101,10 +109,7 @@ var section4_5 = []*Rule{
 		Needs: append(runNeeds(), needLimit("max_concurrent_runs")),
 		Probe: func(t *T) {
 			n, _ := declaredLimit(t.Env, "max_concurrent_runs")
-			if n+1 > maxOverlap {
-				t.Skip("status declares max_concurrent_runs %d: the checker starts at most %d runs at once", n, maxOverlap)
-			}
-			o := overlapping(t, n+1)
+			o := overlapRuns.Of(t)
 			switch {
 			case o.refused != nil:
 				t.Note("of %d runs started at once, one was refused %s after %s", n+1, o.refused.Brief(), ms(o.refused.Elapsed))
@@ -116,13 +121,14 @@ var section4_5 = []*Rule{
 				t.Fail(o.last, "status declares max_concurrent_runs %d, yet %d runs were in flight at once and all were accepted (%s); §4.5 makes the declared number the ceiling", n, n+1, o.why)
 			}
 		},
+		Requires: []Dep{overlapRuns},
 	},
 	{
 		ID: "4.5/overlap-declared", Section: "4.5", Level: 2, Keyword: Should,
 		Title: "a runner that lets runs overlap declares limits.max_concurrent_runs",
 		Needs: append(runNeeds(), needNoLimit("max_concurrent_runs")),
 		Probe: func(t *T) {
-			o := overlapping(t, 2)
+			o := overlapRuns.Of(t)
 			switch {
 			case o.refused != nil:
 				t.Note("of two runs started at once, one was refused %s: this runner does not let runs overlap", o.refused.Brief())
@@ -134,6 +140,7 @@ var section4_5 = []*Rule{
 				t.Fail(o.last, "two runs were in flight at once (%s), and status declares no limits.max_concurrent_runs; §4.5 asks a runner permitting overlap to say how much", o.why)
 			}
 		},
+		Requires: []Dep{overlapRuns},
 	},
 	{
 		ID: "4.5/max-run-enforced", Section: "4.5", Level: 2, Keyword: Required, Binding: Chain,
@@ -142,18 +149,18 @@ var section4_5 = []*Rule{
 		Needs: append(runNeeds(), needLimit("max_run_seconds")),
 		Probe: func(t *T) {
 			l := maxRunLimit(t)
-			r := lifeRequest(t, protocol.Run, "", "a valid run, timed against the declared max_run_seconds")
-			ex := t.Do(r)
+			ex := ordinaryRun.Of(t).ex
 			switch {
 			case errors.Is(ex.Err, wire.ErrNoAnswer):
-				t.Fail(ex, "a valid run was still unanswered after %s, past the declared max_run_seconds of %d plus %s slack; a runner imposing that limit stops the run and answers 504 (§4.4, §4.5)", ms(ex.Elapsed), l, ms(limitSlack(l)))
-			case ex.Status == http.StatusOK && ex.Elapsed > limitReach(l):
-				again := t.Do(r)
-				if again.Status != http.StatusOK || again.Elapsed <= limitReach(l) {
+				t.Fail(ex, "a valid run was still unanswered after %s, past the declared max_run_seconds of %d plus %s slack; a runner imposing that limit stops the run and answers 504 (§4.4, §4.5)", ms(ex.Elapsed), l, ms(limitSlack(t, l)))
+			case ex.Status == http.StatusOK && ex.Elapsed > limitReach(t, l):
+				spend(t, 1)
+				again := t.Do(lifeRequest(t, protocol.Run, "", "a valid run again, timed against the declared max_run_seconds: is the first one's overrun confirmed?"))
+				if again.Status != http.StatusOK || again.Elapsed <= limitReach(t, l) {
 					t.Skip("a run answered 200 after %s, past the declared max_run_seconds of %d, but a second took %s and was answered %s: not confirmed", ms(ex.Elapsed), l, ms(again.Elapsed), again.Brief())
 				}
 				t.Fail(again, "two valid runs were answered 200 after %s and %s, past the declared max_run_seconds of %d plus %s slack: the limit status declares is not imposed (§4.4, §4.5)",
-					ms(ex.Elapsed), ms(again.Elapsed), l, ms(limitSlack(l)))
+					ms(ex.Elapsed), ms(again.Elapsed), l, ms(limitSlack(t, l)))
 			case ex.Status == http.StatusOK:
 				t.Skip("the run took %s, within the declared max_run_seconds of %d: nothing shows whether the limit is imposed", ms(ex.Elapsed), l)
 			case !ex.Answered() || ex.Elapsed < nearLimit(l):
@@ -162,6 +169,7 @@ var section4_5 = []*Rule{
 				t.Note("the run was stopped %s after it was sent (%s), against a declared limit of %d s", ms(ex.Elapsed), ex.Brief(), l)
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.5/run-timeout-code", Section: "4.5", Level: 2, Keyword: Must, Binding: Contract, Chain: "§4.5",
@@ -169,20 +177,21 @@ var section4_5 = []*Rule{
 		Needs: append(runNeeds(), needLimit("max_run_seconds")),
 		Probe: func(t *T) {
 			l := maxRunLimit(t)
-			ex := t.Do(lifeRequest(t, protocol.Run, "", "a valid run, timed against the declared max_run_seconds"))
+			ex := ordinaryRun.Of(t).ex
 			switch {
 			case ex.Status == http.StatusOK:
 				t.Skip("the run was answered 200 after %s, so it was not stopped at the limit (4.5/max-run-enforced judges a run let past it)", ms(ex.Elapsed))
 			case !ex.Answered() || ex.Elapsed < nearLimit(l):
 				t.Skip("the run was answered %s after %s, before it could reach the declared limit of %d s", ex.Brief(), ms(ex.Elapsed), l)
 			case ex.Is(http.StatusGatewayTimeout, "run_timeout"):
-			case ex.Elapsed > limitReach(l):
+			case ex.Elapsed > stopWindow(l):
 				t.Skip("the run was answered %s after %s, well past the declared limit of %d s: not a stop at the limit", ex.Brief(), ms(ex.Elapsed), l)
 			default:
 				t.Fail(ex, "a run was answered %s after %s, as its declared max_run_seconds of %d ran out; a run stopped at its limit is answered 504 run_timeout, which tells a client its agent did not fail (§4.5, §2.1)",
 					ex.Brief(), ms(ex.Elapsed), l)
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.5/run-timeout-detail", Section: "4.5", Level: 2, Keyword: Should,
@@ -190,7 +199,7 @@ var section4_5 = []*Rule{
 		Needs: append(runNeeds(), needLimit("max_run_seconds")),
 		Probe: func(t *T) {
 			l := maxRunLimit(t)
-			ex := t.Do(lifeRequest(t, protocol.Run, "", "a valid run, timed against the declared max_run_seconds"))
+			ex := ordinaryRun.Of(t).ex
 			if !ex.Is(http.StatusGatewayTimeout, "run_timeout") {
 				t.Skip("the run was answered %s after %s, not stopped at its limit", ex.Brief(), ms(ex.Elapsed))
 			}
@@ -199,6 +208,7 @@ var section4_5 = []*Rule{
 				t.Fail(ex, "the 504 run_timeout carries error.detail.max_run_seconds %s; §4.5 asks for the limit status declares, %d", show(d["max_run_seconds"]), l)
 			}
 		},
+		Requires: []Dep{ordinaryRun},
 	},
 	{
 		ID: "4.5/stream-timeout-event", Section: "4.5", Level: 3, Keyword: Must, Binding: Contract, Chain: "§4.5",
@@ -206,7 +216,7 @@ var section4_5 = []*Rule{
 		Needs: append(runNeeds(), needLimit("max_run_seconds")),
 		Probe: func(t *T) {
 			l := maxRunLimit(t)
-			ex := t.Stream(lifeRequest(t, protocol.Stream, "", "a valid stream, timed against the declared max_run_seconds"), wire.StreamLimits{})
+			ex := ordinaryStream.Of(t).ex
 			if ex.Status != http.StatusOK {
 				if ex.Answered() && ex.Elapsed >= nearLimit(l) && ex.Status >= 400 {
 					t.Fail(ex, "the stream was answered %s after %s, as its declared limit of %d s ran out; on a stream a run is under way once start is written, and the timeout arrives as an error event (§4.5)", ex.Brief(), ms(ex.Elapsed), l)
@@ -220,7 +230,7 @@ var section4_5 = []*Rule{
 			}
 			end := sp.ended.Sub(ex.Sent)
 			switch {
-			case sp.terminal == nil && end >= nearLimit(l) && end <= limitReach(l):
+			case sp.terminal == nil && end >= nearLimit(l) && end <= stopWindow(l):
 				t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with no error event; §4.5 ends a stream stopped at its limit with an error event carrying run_timeout", ms(end), l)
 			case sp.terminal == nil:
 				t.Skip("the stream did not end with done or error within what the checker read (%v)", ex.Err)
@@ -235,32 +245,39 @@ var section4_5 = []*Rule{
 				}
 			}
 		},
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.5/max-run-declared", Section: "4.5", Level: 2, Keyword: Required,
 		Title: "a runner that stops runs at a time limit declares it as limits.max_run_seconds",
 		Needs: append(runNeeds(), needNoLimit("max_run_seconds")),
 		Probe: func(t *T) {
-			verb := lifeVerb(t)
-			ex := post(t, lifeRequest(t, verb, "", "a valid "+verb+", to see whether a time limit stops it"))
-			if timedOut(ex) {
-				t.Fail(ex, "the runner stopped a run with run_timeout after %s, and status declares no limits.max_run_seconds; §4.4 requires the field wherever a runner imposes a limit", ms(ex.Elapsed))
-				return
+			var seen []string
+			for _, w := range []*watchedRun{ordinaryRun.Of(t), ordinaryStream.Of(t)} {
+				if w == nil {
+					continue
+				}
+				if timedOut(w.ex) {
+					t.Fail(w.ex, "the runner stopped a run with run_timeout after %s, and status declares no limits.max_run_seconds; §4.4 requires the field wherever a runner imposes a limit", ms(w.ex.Elapsed))
+					return
+				}
+				seen = append(seen, fmt.Sprintf("the %s was answered %s after %s", verbOf(w.ex), w.ex.Brief(), ms(w.ex.Elapsed)))
 			}
-			t.Skip("the %s was answered %s after %s, not stopped at a time limit: nothing shows an undeclared one", verb, ex.Brief(), ms(ex.Elapsed))
+			t.Skip("%s, not stopped at a time limit: nothing shows an undeclared one", strings.Join(seen, "; "))
 		},
+		Requires: lifeRuns(),
 	},
 	{
 		ID: "4.3/events-as-completed", Section: "4.3", Level: 3, Keyword: Must,
 		Title: "a stream's events are written as each is complete, not held until the run ends",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			r := lifeRequest(t, protocol.Stream, "", "a valid stream, each event's arrival timed")
-			ex := t.Stream(r, wire.StreamLimits{})
+			ex := ordinaryStream.Of(t).ex
 			held, looks := heldBack(t, ex)
 			switch {
 			case held != "":
-				again := t.Stream(r, wire.StreamLimits{})
+				spend(t, 1)
+				again := t.Stream(lifeRequest(t, protocol.Stream, "", "a valid stream again, each event's arrival timed: are the first one's held-back events confirmed?"), wire.StreamLimits{})
 				if held2, _ := heldBack(t, again); held2 != "" {
 					t.Fail(again, "%s (seen on two streams; the first: %s); §4.3 writes each event as soon as it is complete", held2, held)
 					return
@@ -270,6 +287,7 @@ var section4_5 = []*Rule{
 				t.Warn(ex, "%s; §4.3 writes each event as soon as it is complete (inferred: nothing the runner sent shows when its events were complete)", looks)
 			}
 		},
+		Requires: []Dep{ordinaryStream},
 	},
 	{
 		ID: "4.5/abort-on-disconnect", Section: "4.5", Level: 2, Keyword: Should,
@@ -277,7 +295,7 @@ var section4_5 = []*Rule{
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			verb := lifeVerb(t)
-			full := tracked(t, verb)
+			full := tracked(t, lifeRun(t), verb)
 			bound := full / 2
 			if bound < 2*pollEvery(t) {
 				t.Skip("a whole run takes %s: too short to tell an abort from a run ending on its own", ms(full))
@@ -287,9 +305,15 @@ var section4_5 = []*Rule{
 				verbs = []string{protocol.Stream, protocol.Run}
 			}
 			for _, v := range verbs {
-				r := lifeRequest(t, v, "", "a valid "+v+", abandoned by the checker mid-run")
-				ex, left := hungUp(t, r, full/4)
-				t.Cite(ex)
+				var ex *wire.Exchange
+				var left time.Time
+				if a := abandonedStream.Of(t); v == protocol.Stream && a != nil {
+					ex, left = a.ex, a.left
+				} else {
+					spend(t, 1)
+					ex, left = hungUp(t, lifeRequest(t, v, "", "a valid "+v+", abandoned by the checker mid-run"), full/4)
+					t.Cite(ex)
+				}
 				if !errors.Is(ex.Err, wire.ErrHungUp) {
 					t.Skip("the %s meant to be abandoned was answered %s after %s, before the checker hung up", v, ex.Brief(), ms(ex.Elapsed))
 				}
@@ -307,6 +331,7 @@ var section4_5 = []*Rule{
 				return
 			}
 		},
+		Requires: append(lifeRuns(), abandonedStream),
 	},
 	{
 		ID: "4.5/no-late-delivery", Section: "4.5", Level: 3, Keyword: MustNot,
@@ -316,28 +341,18 @@ var section4_5 = []*Rule{
 			// Every run the checker abandoned so far, this rule's and any
 			// earlier rule's: none of their run_ids may come back.
 			gone := abandonedRuns(t.Session().Exchanges())
-			r := lifeRequest(t, protocol.Stream, "", "a valid stream, abandoned by the checker right after its start event")
-			ex, left := hungUp(t, r, 0)
+			a := abandonedStream.Of(t)
+			ex := a.ex
 			sp, ok := spanOf(ex)
 			if !ok || sp.runID == "" || !errors.Is(ex.Err, wire.ErrHungUp) {
 				t.Skip("the stream meant to be abandoned gave no start event with a run_id to follow (answered %s)", ex.Brief())
 			}
-			// A whole run shows how long the abandoned one had to go, had
-			// it not been aborted; status, where it says so, ends the wait
-			// sooner.
-			wr := lifeRequest(t, protocol.Stream, "", "a whole valid stream, without a key, sent after one was abandoned")
-			whole := untilAdmitted(t, func() *wire.Exchange { return send(t, t.Ctx, wr, nil) })
-			t.Cite(whole)
-			length := time.Second
-			if wsp, ok := spanOf(whole); ok {
-				length = max(wsp.length(), pollEvery(t))
-			}
-			awaitState(t, left.Add(length*3/2), notRunning)
-			nr := lifeRequest(t, protocol.Stream, "", "the same valid stream, without a key, once the abandoned run would have ended")
-			next := untilAdmitted(t, func() *wire.Exchange { return send(t, t.Ctx, nr, nil) })
-			t.Cite(next)
+			// The later request is the check's second run, sent with the
+			// same inputs once the abandoned run would have ended (see
+			// secondRun); the ordinary stream is a whole run beside it.
+			whole, next := ordinaryStream.Of(t).ex, secondRun.Of(t)
 			if _, ok := spanOf(next); !ok {
-				t.Skip("the stream after the abandoned one was answered %s with no start event", next.Brief())
+				t.Skip("the run sent after the abandoned stream was answered %s, so it shows no run to compare", next.Brief())
 			}
 			// A run_id seen again means a late delivery only from a runner
 			// that mints a fresh one per run.
@@ -354,10 +369,9 @@ var section4_5 = []*Rule{
 				return
 			}
 			gone[sp.runID] = ex
-			if !lateDelivery(t, whole, gone) {
-				lateDelivery(t, next, gone)
-			}
+			lateDelivery(t, next, gone)
 		},
+		Requires: []Dep{ordinaryStream, abandonedStream, secondRun},
 	},
 	{
 		ID: "4.2/in-flight-repeat-bounded", Section: "4.2", Level: 2, Keyword: Should,
@@ -365,6 +379,7 @@ var section4_5 = []*Rule{
 		Needs: append(keyedNeeds(), needLimit("max_run_seconds")),
 		Probe: func(t *T) {
 			l := maxRunLimit(t)
+			spend(t, 2) // the first run, and the repeat, which a runner that does not hold runs again
 			r := lifeRequest(t, protocol.Run, freshKey(), "a valid run under a fresh Idempotency-Key")
 			first := make(chan *wire.Exchange, 1)
 			go func() { first <- send(t, t.Ctx, r, nil) }()
@@ -373,7 +388,7 @@ var section4_5 = []*Rule{
 			sleep(t.Ctx, pollEvery(t))
 			r2 := r
 			r2.Note = "the same request again, while the first is in flight"
-			ctx, cancel := wire.HangUpAfter(t.Ctx, limitReach(l))
+			ctx, cancel := wire.HangUpAfter(t.Ctx, stopWindow(l))
 			repeat := t.Session().Do(ctx, r2)
 			cancel()
 			ex := <-first
@@ -384,7 +399,7 @@ var section4_5 = []*Rule{
 				t.Skip("the first run was answered %s after %s, before the repeat was sent", ex.Brief(), ms(ex.Elapsed))
 			case errors.Is(repeat.Err, wire.ErrHungUp):
 				t.Fail(repeat, "the repeat of a key whose first run was in flight was still unanswered after %s, past the declared max_run_seconds of %d plus %s slack (the first was answered %s after %s); §4.2 asks a runner holding a repeat to bound the wait by that limit",
-					ms(repeat.Elapsed), l, ms(limitSlack(l)), ex.Brief(), ms(ex.Elapsed))
+					ms(repeat.Elapsed), l, ms(stopWindow(l)-time.Duration(l)*time.Second), ex.Brief(), ms(ex.Elapsed))
 			case !repeat.Answered():
 				t.Skip("the repeat got no answer (%v)", repeat.Err)
 			case repeat.Status == http.StatusOK && ex.Status == http.StatusOK && repeat.Object()["run_id"] != ex.Object()["run_id"]:
@@ -394,19 +409,6 @@ var section4_5 = []*Rule{
 			}
 		},
 	},
-}
-
-// untilAdmitted sends through send again while the runner answers 503
-// unavailable, as a run it has not yet finished aborting holds its only
-// slot: up to four times more, waiting twice as long each time from the
-// runner's own earned wait.
-func untilAdmitted(t *T, send func() *wire.Exchange) *wire.Exchange {
-	ex := send()
-	for i, wait := 0, pollEvery(t); i < 4 && ex.Is(http.StatusServiceUnavailable, "unavailable"); i, wait = i+1, wait*2 {
-		sleep(t.Ctx, wait)
-		ex = send()
-	}
-	return ex
 }
 
 // abandonedRuns are the run_ids of the streams in log the checker hung up
@@ -460,74 +462,6 @@ func abandonedAt(verb string) string {
 	return "a quarter of a whole run's length in"
 }
 
-// maxOverlap is the most runs the checker starts at once: one request in
-// flight is left for status.
-const maxOverlap = 5
-
-// overlap is what runs started at once showed.
-type overlap struct {
-	refused *wire.Exchange   // a 503 unavailable, where one came
-	other   []*wire.Exchange // answers neither a result nor 503 unavailable
-	truly   bool             // every accepted run began before any ended
-	why     string           // the timings that say so, or why not
-	last    *wire.Exchange
-}
-
-// overlapping starts n valid runs at once (streams where the runner serves
-// them: their start events show when each run began) and reads whether
-// they truly overlapped: each began before any one ended. For runs, whose
-// start is unseen, all must be sent before any is answered, and they must
-// end together, not one agent-length apart as a queue would end them.
-func overlapping(t *T, n int) overlap {
-	verb := lifeVerb(t)
-	r := lifeRequest(t, verb, "", "one of several valid runs started at once")
-	exs := t.SideBySide(n, func(_ int, _ *engine.Session, ctx context.Context) *wire.Exchange { return send(t, ctx, r, nil) })
-	var o overlap
-	var spans []span
-	for _, ex := range exs {
-		o.last = ex
-		switch sp, ok := spanOf(ex); {
-		case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-			o.refused = ex
-		case ok && (ex.SSE == nil || sp.terminal != nil):
-			spans = append(spans, sp)
-		default:
-			o.other = append(o.other, ex)
-		}
-	}
-	if len(spans) < n {
-		return o
-	}
-	lastBegin, firstEnd := spans[0].began, spans[0].ended
-	shortest, lastEnd := spans[0].length(), spans[0].ended
-	for _, sp := range spans[1:] {
-		if sp.began.After(lastBegin) {
-			lastBegin = sp.began
-		}
-		if sp.ended.Before(firstEnd) {
-			firstEnd = sp.ended
-		}
-		if sp.ended.After(lastEnd) {
-			lastEnd = sp.ended
-		}
-		shortest = min(shortest, sp.length())
-	}
-	began := "the last began"
-	if verb == protocol.Run {
-		began = "the last was sent"
-	}
-	o.why = fmt.Sprintf("%s %s before the first ended; the shortest took %s", began, ms(firstEnd.Sub(lastBegin)), ms(shortest))
-	o.truly = lastBegin.Before(firstEnd)
-	if verb == protocol.Run {
-		o.why += fmt.Sprintf(", and they ended within %s of each other", ms(lastEnd.Sub(firstEnd)))
-		o.truly = o.truly && shortest >= 100*time.Millisecond && lastEnd.Sub(firstEnd) < shortest/2
-	}
-	if !o.truly {
-		o.why = "they did not overlap: " + o.why
-	}
-	return o
-}
-
 // timedOut reports whether ex shows a run stopped at a time limit: a 504
 // run_timeout, or a stream's error event carrying run_timeout.
 func timedOut(ex *wire.Exchange) bool {
@@ -546,25 +480,21 @@ func timedOut(ex *wire.Exchange) bool {
 	return false
 }
 
-// watched sends one valid request to verb with status polled while it
-// lives, and returns the run's span and the polls, skipping the rule where
-// the answer shows no run (a refusal).
-func watched(t *T, verb, note string) (span, []poll) {
-	r := lifeRequest(t, verb, "", note)
-	ex, polls := watch(t, func() *wire.Exchange { return send(t, t.Ctx, r, nil) })
-	t.Cite(ex)
-	sp, ok := spanOf(ex)
+// lived is the span of a watched run and the polls read while it lived,
+// skipping the rule where the answer shows no run (a refusal).
+func (w *watchedRun) lived(t *T, verb string) (span, []poll) {
+	sp, ok := spanOf(w.ex)
 	if !ok {
-		t.Skip("the valid %s was answered %s, so no run was in flight to observe", verb, ex.Brief())
+		t.Skip("the valid %s was answered %s, so no run was in flight to observe", verb, w.ex.Brief())
 	}
-	return sp, polls
+	return sp, w.polls
 }
 
-// tracked runs one whole valid run of verb with status polled, and returns
-// its length, skipping the rule where status cannot show a run's life: it
-// never said running inside the run, or still said so after it ended.
-func tracked(t *T, verb string) time.Duration {
-	sp, polls := watched(t, verb, "a whole valid "+verb+", with status polled, to learn how long a run takes")
+// tracked is the length of a whole watched run of verb, skipping the rule
+// where status cannot show a run's life: it never said running inside the
+// run, or still said so after it ended.
+func tracked(t *T, w *watchedRun, verb string) time.Duration {
+	sp, polls := w.lived(t, verb)
 	running := false
 	for _, p := range within(polls, sp.began, sp.ended) {
 		running = running || p.state == "running"
@@ -572,8 +502,8 @@ func tracked(t *T, verb string) time.Duration {
 	if !running {
 		t.Skip("status never answered running during a whole %s run of %s (%d polls), so it cannot show what became of an abandoned one", verb, ms(sp.length()), len(polls))
 	}
-	if p, ok := awaitState(t, time.Now().Add(t.Session().Patience), notRunning); !ok {
-		t.Skip("status still answered %s after a whole run ended (4.4/running-ends judges that), so it cannot show an abort", orAnswer(p))
+	if !w.settled {
+		t.Skip("status still answered %s after a whole run ended (4.4/running-ends judges that), so it cannot show an abort", orAnswer(w.after))
 	}
 	return sp.length()
 }

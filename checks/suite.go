@@ -16,6 +16,9 @@ func suite() engine.Suite[*Env] {
 		Gate:   gate,
 		Review: unauthenticated,
 		Finish: func(e *Env, _ *engine.Session) { e.concealAll() },
+		// The rules that start the agent overlap as far as the runner
+		// says it takes runs at once (runfacts.go).
+		AgentSlots: agentSlots,
 	}
 }
 

@@ -39,6 +39,7 @@ type jsonReport struct {
 	Options       jsonOptions  `json:"options"`
 	Started       string       `json:"started"`
 	ElapsedMS     int64        `json:"elapsed_ms"`
+	AgentStarts   *int         `json:"agent_starts,omitempty"`
 	DeclaredLevel int          `json:"declared_level"`
 	Verdict       jsonVerdict  `json:"verdict"`
 	Counts        jsonCounts   `json:"counts"`
@@ -59,6 +60,7 @@ type jsonOptions struct {
 	TimeoutMS  int64    `json:"timeout_ms"`
 	DeadlineMS int64    `json:"deadline_ms"`
 	Headers    []string `json:"headers"`
+	MaxRuns    *int     `json:"max_runs,omitempty"`
 }
 
 type jsonVerdict struct {
@@ -143,9 +145,11 @@ func WriteJSON(w io.Writer, r *Report) error {
 			TimeoutMS:  r.Options.Timeout.Milliseconds(),
 			DeadlineMS: r.Options.Deadline.Milliseconds(),
 			Headers:    nonNil(r.Options.Headers),
+			MaxRuns:    positive(r.Options.MaxRuns),
 		},
 		Started:       r.Started.UTC().Format(time.RFC3339),
 		ElapsedMS:     r.Elapsed.Milliseconds(),
+		AgentStarts:   r.AgentStarts,
 		DeclaredLevel: r.Verdict.Declared,
 		Verdict: jsonVerdict{
 			Conformant: r.Verdict.Conformant,
@@ -275,4 +279,12 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// positive is &n where n is above zero, nil otherwise.
+func positive(n int) *int {
+	if n <= 0 {
+		return nil
+	}
+	return &n
 }

@@ -134,6 +134,9 @@ func junitSuiteOf(r *Report) junitSuite {
 		},
 		SystemOut: xmlText(xmlSafe(clean(r.Verdict.Text) + "\n" + countsLine(c) + "\n")),
 	}
+	if r.AgentStarts != nil {
+		suite.Properties = append(suite.Properties, junitProperty{"agent_starts", strconv.Itoa(*r.AgentStarts)})
+	}
 	for i := range suite.Properties {
 		p := &suite.Properties[i]
 		p.Value = xmlSafe(clean(p.Value))

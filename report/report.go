@@ -43,6 +43,10 @@ type Report struct {
 	Stale []baseline.Stale
 	// Walk marks the report of an entitlement walk (AssembleWalk).
 	Walk bool
+	// AgentStarts is how many times the check started the agent, by its
+	// own count of the runs it sent that a runner could have executed
+	// (checks.Env.AgentStarts); nil where --execute was not given.
+	AgentStarts *int
 }
 
 // Options are the choices the user made for the run, as the report shows
@@ -55,6 +59,9 @@ type Options struct {
 	// Deadline is the whole run's deadline, the default resolved.
 	Deadline time.Duration
 	Headers  []string // names of the headers sent on every request, never values
+	// MaxRuns is the budget of agent starts (--max-runs), the default
+	// resolved; zero without --execute.
+	MaxRuns int
 	// AllEvidence keeps every exchange in the JSON report, a PASS's too, so
 	// the report records what was probed as well as what broke.
 	AllEvidence bool
@@ -162,6 +169,16 @@ func Assemble(env *checks.Env, results []checks.Result, o checks.Options, bl *ba
 	}
 	if o.Schemas != nil {
 		r.Schemas = o.Schemas.Source
+	}
+	if o.Execute {
+		r.Options.MaxRuns = o.MaxRuns
+		if r.Options.MaxRuns <= 0 {
+			r.Options.MaxRuns = checks.DefaultMaxRuns
+		}
+		if env != nil && env.Session != nil {
+			n := env.AgentStarts()
+			r.AgentStarts = &n
+		}
 	}
 	declared := 0
 	if env != nil {

@@ -374,12 +374,30 @@ func (t *text) footer(r *Report) {
 		t.line("", fmt.Sprintf("Declared level: %d", v.Declared))
 	}
 	t.line("", countsLine(r.Counts()))
+	if r.AgentStarts != nil {
+		t.line("", startsLine(r))
+	}
 	t.line("", "")
 	c := t.p.bad
 	if v.Conformant {
 		c = t.p.good
 	}
 	t.line("", c.Sprint(clean(v.Text)))
+}
+
+// startsLine says how many times an --execute check started the agent,
+// against its budget.
+func startsLine(r *Report) string {
+	return fmt.Sprintf("The agent was started %d time(s) (--max-runs %d).", *r.AgentStarts, r.Options.MaxRuns)
+}
+
+// StartsLine is startsLine for the other writers: "" where the check did
+// not run the agent.
+func (r *Report) StartsLine() string {
+	if r.AgentStarts == nil {
+		return ""
+	}
+	return startsLine(r)
 }
 
 // countsLine is "34 pass  0 fail  0 warn  2 skip", with errors and known

@@ -39,6 +39,11 @@ type Suite[E any] struct {
 	Finish func(e E, s *Session)
 	// Workers bounds the rules evaluated at once; zero means DefaultWorkers.
 	Workers int
+	// AgentSlots, where set, is how many Agent rules may be evaluated at
+	// once against this target (the runs it declares it takes at once);
+	// unset or below one means one at a time. Rules marked Alone always
+	// run one at a time.
+	AgentSlots func(e E) int
 	// Progress, where set, is told as each rule starts and as each is
 	// decided: how many of the run's rules are decided out of its total,
 	// and the ID of the rule being decided the longest (or "" when none
@@ -117,9 +122,12 @@ func (t *Tally) Done(id string) {
 // run's: the rules not decided by then SKIP, saying so.
 //
 // The order of evaluation is the driver's: every fact a rule requires
-// starts at once, in the background; the probing rules run side by side,
-// at most Workers at a time; the rules that start the agent then run one
-// at a time; the Evidence rules last, over everything the others sent.
+// starts at once, in the background, except a fact only rules that start
+// the agent require, which starts when the first of them needs it; the
+// probing rules run side by side, at most Workers at a time; then the
+// rules that start the agent: those marked Alone one at a time, with
+// nothing else in flight, and the rest AgentSlots at a time; the Evidence
+// rules last, over everything the others sent.
 func Run[E any](ctx context.Context, suite Suite[E], sess *Session, env E, selected []*Rule[E]) []Result[E] {
 	sess.setRunContext(ctx)
 	r := &run[E]{suite: suite, sess: sess, env: env, ctx: ctx, facts: map[Dep[E]]*factState{}}
@@ -142,14 +150,18 @@ func Run[E any](ctx context.Context, suite Suite[E], sess *Session, env E, selec
 	r.tally = NewTally(suite.Progress, len(exec))
 	for _, rule := range exec {
 		for _, d := range rule.Requires {
-			r.startFact(d)
+			if !rule.Agent {
+				r.startFact(d)
+			}
 		}
 	}
-	var probing, agent, evidence []*Rule[E]
+	var probing, alone, agent, evidence []*Rule[E]
 	for _, rule := range exec {
 		switch {
 		case rule.Evidence:
 			evidence = append(evidence, rule)
+		case rule.Agent && rule.Alone:
+			alone = append(alone, rule)
 		case rule.Agent:
 			agent = append(agent, rule)
 		default:
@@ -167,8 +179,13 @@ func Run[E any](ctx context.Context, suite Suite[E], sess *Session, env E, selec
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
+	slots := 1
+	if suite.AgentSlots != nil {
+		slots = max(1, suite.AgentSlots(env))
+	}
 	r.pool(probing, workers, keep)
-	r.pool(agent, 1, keep)
+	r.pool(alone, 1, keep)
+	r.pool(agent, slots, keep)
 	r.pool(evidence, workers, keep)
 	if suite.Finish != nil {
 		suite.Finish(env, sess)
@@ -297,7 +314,7 @@ func (r *run[E]) evaluate(rule *Rule[E]) (res Result[E]) {
 		}
 	}
 	for _, d := range rule.Requires {
-		if why := r.await(r.factState(d)); why != "" {
+		if why := r.await(r.startFact(d)); why != "" {
 			return skip(why)
 		}
 	}

@@ -51,6 +51,26 @@ func (f *Fact[E, V]) Of(t *T[E]) V {
 	return v
 }
 
+// Peek is the fact's value where the run has computed it or is computing
+// it, for a rule that reads it only where some other rule made it (the
+// rule does not require it, so it never starts it): ok is false where the
+// fact was never started or is unavailable. The fact's exchanges become
+// part of the caller's evidence.
+func (f *Fact[E, V]) Peek(t *T[E]) (v V, ok bool) {
+	st := t.run.factState(f)
+	if st == nil {
+		return v, false
+	}
+	if t.run.await(st) != "" {
+		return v, false
+	}
+	for _, ex := range st.sent {
+		t.Cite(ex)
+	}
+	v, ok = st.val.(V)
+	return v, ok
+}
+
 // factState is one fact's computation in one run.
 type factState struct {
 	done chan struct{}

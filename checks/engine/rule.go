@@ -108,10 +108,14 @@ type Rule[E any] struct {
 	// of the registry (T.Evidence): the driver runs all of them first,
 	// selected or not, so its input is the same whatever --rule selects.
 	Evidence bool
-	// Agent marks a rule that starts the agent: such rules run one at a
-	// time, after the probing rules, so no run of theirs competes for the
-	// target's capacity with another.
+	// Agent marks a rule that starts the agent: such rules run after the
+	// probing rules, at most Suite.AgentSlots at once, so that the runs in
+	// flight stay within what the target declares it takes.
 	Agent bool
+	// Alone marks an Agent rule that measures capacity or timing: such
+	// rules run one at a time, before the other Agent rules, so that no
+	// run but their own is in flight.
+	Alone bool
 	// Claims are the schema violations this rule judges (see Claim).
 	Claims []Claim
 	// Advisory marks a MUST that can only be evidenced, never proven, from
@@ -210,6 +214,9 @@ func (r *Rule[E]) Validate() error {
 	}
 	if r.Evidence && r.Agent {
 		probs = append(probs, "an evidence rule sends nothing, so it starts no agent")
+	}
+	if r.Alone && !r.Agent {
+		probs = append(probs, "only a rule that starts the agent runs alone")
 	}
 	if len(probs) > 0 {
 		return fmt.Errorf("%s: %s", r.ID, strings.Join(probs, "; "))

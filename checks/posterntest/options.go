@@ -19,6 +19,7 @@ type Option func(*config)
 type config struct {
 	origin            string
 	execute           bool
+	maxRuns           int
 	headers           http.Header
 	rules             []string
 	baselineIDs       []string
@@ -54,6 +55,19 @@ func Origin(origin string) Option {
 // Execute also checks the rules that need a real run, as --execute does:
 // it starts the agent (it may spend money and call write tools).
 func Execute() Option { return func(c *config) { c.note("Execute"); c.execute = true } }
+
+// MaxRuns caps how many times an Execute check starts the agent, as
+// --max-runs does (checks.DefaultMaxRuns where it is not given): a rule
+// needing more starts than remain skips, saying how many it needs.
+func MaxRuns(n int) Option {
+	return func(c *config) {
+		c.note("MaxRuns")
+		if n < 1 {
+			c.fail("posterntest.MaxRuns(%d): the budget is at least one start", n)
+		}
+		c.maxRuns = n
+	}
+}
 
 // Header sends name: value on every request, as --header does, for a
 // runner that requires inbound authentication (§7). Its value never
@@ -152,7 +166,7 @@ func positive(c *config, name string, d time.Duration) time.Duration {
 // The options each mode refuses.
 var (
 	walkOnly  = []string{"Window", "Grace", "Clock"}
-	checkOnly = []string{"Origin", "Execute", "Header", "Patience"}
+	checkOnly = []string{"Origin", "Execute", "MaxRuns", "Header", "Patience"}
 )
 
 // gather applies opts; refuse names the options the mode does not take.

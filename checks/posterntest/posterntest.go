@@ -170,7 +170,7 @@ func checkSuite(c *config, base string) (*suite, error) {
 	}
 	s := &suite{mode: "Run", rules: rules, bl: bl}
 	s.check = func(ctx context.Context, sel []ruleRef) (*report.Report, error) {
-		o := checks.Options{Target: base, Origin: c.origin, Execute: c.execute, Timeout: c.timeout,
+		o := checks.Options{Target: base, Origin: c.origin, Execute: c.execute, MaxRuns: c.maxRuns, Timeout: c.timeout,
 			Patience: c.patience, Deadline: c.deadline, Headers: c.headers.Clone(), Rules: s.patterns(c, sel)}
 		started := time.Now()
 		env, results, err := checks.Check(ctx, o)

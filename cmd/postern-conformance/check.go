@@ -26,6 +26,7 @@ func checkFlags() []cli.Flag {
 	const probe, out, sel, launch = "Probing:", "Reports:", "Rules:", "Runner under test:"
 	return append([]cli.Flag{
 		&cli.BoolFlag{Category: probe, Local: true, Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
+		&cli.IntFlag{Category: probe, Local: true, Name: "max-runs", Value: checks.DefaultMaxRuns, Usage: "with --execute, start the agent at most `N` times; a rule that would need more starts than remain SKIPs, saying how many it needs"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "origin", Usage: "an `ORIGIN` the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
 		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
@@ -111,7 +112,11 @@ func options(cmd *cli.Command, target string) (checks.Options, error) {
 	o := checks.Options{
 		Target:  target,
 		Execute: cmd.Bool("execute"),
+		MaxRuns: int(cmd.Int("max-runs")),
 		Rules:   cmd.StringSlice("rule"),
+	}
+	if o.MaxRuns < 1 {
+		return o, fmt.Errorf("--max-runs %d: the budget is at least one start", o.MaxRuns)
 	}
 	var err error
 	if o.Timeout, err = secondsFlag(cmd, "timeout", false); err != nil {

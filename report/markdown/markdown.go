@@ -113,6 +113,10 @@ func (d *doc) counts(r *report.Report) {
 	d.line("|---:|---:|---:|---:|---:|---:|---:|")
 	d.line(fmt.Sprintf("| %d | %d | %d | %d | %d | %d | %d |", c.Pass, c.Fail, c.Warn, c.Skip, c.Error, c.Baselined, c.Total()))
 	d.line()
+	if s := r.StartsLine(); s != "" {
+		d.line(Escape(s))
+		d.line()
+	}
 	for _, st := range r.Stale {
 		d.line("- ", Escape("stale baseline entry: "+st.String()))
 	}
