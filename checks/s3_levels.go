@@ -43,11 +43,11 @@ func aboveLevel(verb string, need int) *Rule {
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			if t.Env.Level == 0 {
-				t.Skip("status declares no level to hold the runner to")
+				t.NotApplicable("status declares no level to hold the runner to")
 				return
 			}
 			if t.Env.Level >= need {
-				t.Skip("the runner declares Level %d, where %s is implemented", t.Env.Level, verb)
+				t.NotApplicable("the runner declares Level %d, where %s is implemented", t.Env.Level, verb)
 				return
 			}
 			ex := t.Do(levelProbe(verb))

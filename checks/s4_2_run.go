@@ -51,7 +51,7 @@ var section4_2Run = []*Rule{
 				return
 			}
 			if ex.Status != http.StatusOK {
-				t.Skip("the valid run was answered %s, so there is no run response to judge (4.2/run-response judges that)", ex.Brief())
+				t.SkipFor(ex, "the valid run was answered %s, so there is no run response to judge (4.2/run-response judges that)", ex.Brief())
 				return
 			}
 			if mt := ex.MediaType(); mt != "application/json" {
@@ -98,7 +98,7 @@ var section4_2Run = []*Rule{
 				}
 				id, ok := body["run_id"].(string)
 				if !ok {
-					t.Skip("run %d carried no run_id string; 4.2/run-response judges that", i+1)
+					t.NotApplicable("run %d carried no run_id string; 4.2/run-response judges that", i+1)
 					return
 				}
 				ids, last = append(ids, id), ex
@@ -219,13 +219,13 @@ var section4_2Run = []*Rule{
 			}
 			id, ok := r1["run_id"].(string)
 			if !ok {
-				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
+				t.NotApplicable("the run carried no run_id string to look for; 4.2/run-response judges that")
 				return
 			}
 			ex := post(t, runRequest("stream", inputs, key, "the same key and inputs, now on stream"))
 			switch {
 			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-				t.Skip("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
+				t.Undecided("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
 				return
 			case ex.Status != http.StatusOK:
 				t.Fail(ex, "a key answered on run (run_id %q) was sent to stream with the same inputs and answered %s; §4.2 makes one keyspace of both verbs, so this is a replay", id, ex.Brief())
@@ -269,7 +269,7 @@ var section4_2Run = []*Rule{
 			}
 			id, ok := r1["run_id"].(string)
 			if !ok {
-				t.Skip("the stream's done event carried no run_id string to look for; 4.3/done-body judges that")
+				t.NotApplicable("the stream's done event carried no run_id string to look for; 4.3/done-body judges that")
 				return
 			}
 			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
@@ -282,7 +282,7 @@ var section4_2Run = []*Rule{
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
 			if t.Env.Level >= protocol.LevelOf(protocol.Stream) {
-				t.Skip("the runner declares Level %d: stream is implemented, so there is no 501 to provoke", t.Env.Level)
+				t.NotApplicable("the runner declares Level %d: stream is implemented, so there is no 501 to provoke", t.Env.Level)
 				return
 			}
 			inputs, ok := validOrSkip(t, false)
@@ -292,7 +292,7 @@ var section4_2Run = []*Rule{
 			key := freshKey()
 			refused := post(t, runRequest("stream", inputs, key, "a valid stream, above this runner's level, under a fresh Idempotency-Key"))
 			if !refused.Is(http.StatusNotImplemented, "not_implemented") {
-				t.Skip("the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
+				t.SkipFor(refused, "the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
 				return
 			}
 			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
@@ -304,10 +304,10 @@ var section4_2Run = []*Rule{
 			case ex.Status == http.StatusOK && skipTruncated(t, ex, "run"):
 			case ex.Status == http.StatusOK:
 				if _, ok := ex.Object()["run_id"].(string); !ok {
-					t.Skip("the run was answered 200 without a run_id string; 4.2/run-response judges that")
+					t.NotApplicable("the run was answered 200 without a run_id string; 4.2/run-response judges that")
 				}
 			default:
-				t.Skip("the run under the key was answered %s, which says nothing about the key; no result to judge", ex.Brief())
+				t.SkipFor(ex, "the run under the key was answered %s, which says nothing about the key; no result to judge", ex.Brief())
 			}
 		},
 	},
@@ -339,7 +339,7 @@ func sendConflicting(t *T) (c conflictTrial, ok bool) {
 	}
 	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
 	if !ok {
-		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
+		t.NotApplicable("found no second valid value for any declared input, so no request with other valid inputs could be built")
 		return c, false
 	}
 	c.what = what
@@ -354,12 +354,12 @@ func sendConflicting(t *T) (c conflictTrial, ok bool) {
 		case alone.Status == http.StatusOK:
 			c.otherValid = alone
 		case alone.Is(http.StatusServiceUnavailable, "unavailable"):
-			t.Skip("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
+			t.Undecided("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
 		default:
-			t.Skip("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
+			t.NotApplicable("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
 		}
 	case c.second.Is(http.StatusServiceUnavailable, "unavailable"):
-		t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
+		t.Undecided("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
 		return c, false
 	}
 	return c, true
@@ -371,7 +371,7 @@ func sendConflicting(t *T) (c conflictTrial, ok bool) {
 func judgeReplay(t *T, ex *wire.Exchange, first map[string]any, repeat string) {
 	switch {
 	case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-		t.Skip("%s: refused 503 unavailable (the runner was at capacity, §4.5)", repeat)
+		t.Undecided("%s: refused 503 unavailable (the runner was at capacity, §4.5)", repeat)
 		return
 	case ex.Status != http.StatusOK:
 		t.Fail(ex, "%s: got %s; §4.2 requires the first execution's result", repeat, ex.Brief())
@@ -400,7 +400,7 @@ func keyHeld(t *T, answered time.Time) (string, bool) {
 	gap := time.Since(answered)
 	v, _ := Path(t.Env.Status.Obj, "limits", "idempotency_retention_seconds")
 	if n, ok := AsInt(v); ok && gap > time.Duration(n)*time.Second {
-		t.Skip("the key was answered %s ago, longer than the %ds status.limits.idempotency_retention_seconds declares: the runner may have forgotten it", gap.Round(time.Millisecond), n)
+		t.NotApplicable("the key was answered %s ago, longer than the %ds status.limits.idempotency_retention_seconds declares: the runner may have forgotten it", gap.Round(time.Millisecond), n)
 		return "", false
 	}
 	return fmt.Sprintf("%d ms", gap.Milliseconds()), true
@@ -430,7 +430,7 @@ func answerKey(t *T, verb string, inputs map[string]any) (key string, result map
 // carries. Anything else skips the rule: the 4.3 rules judge the stream.
 func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 	if ex.Status != http.StatusOK {
-		t.Skip("the stream was answered %s, not 200, so there is no result to judge; 4.3/media-type judges the answer", ex.Brief())
+		t.SkipFor(ex, "the stream was answered %s, not 200, so there is no result to judge; 4.3/media-type judges the answer", ex.Brief())
 		return nil, false
 	}
 	s, ok := readStream(t, ex)
@@ -440,7 +440,7 @@ func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 	if body := payload(lastEvent(s, "done")); body != nil {
 		return body, true
 	}
-	t.Skip("the stream carried no done event with a JSON object, so there is no result to judge; the 4.3 rules judge its events")
+	t.NotApplicable("the stream carried no done event with a JSON object, so there is no result to judge; the 4.3 rules judge its events")
 	return nil, false
 }
 
@@ -516,7 +516,7 @@ func validRun(t *T) (*wire.Exchange, map[string]any, bool) {
 func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
 	inputs, why := validInputs(t.Env.Describe.Obj, optionals)
 	if why != "" {
-		t.Skip("%s", why)
+		t.NotApplicable("%s", why)
 		return nil, false
 	}
 	return inputs, true
@@ -541,14 +541,14 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 			inputs, _ = m.(map[string]any)
 		}
 		if unsure := readInputs(t.Env.Describe.Obj).unreadablePatterns(inputs); len(unsure) > 0 {
-			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
+			t.NotApplicable("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
 				verb, ex.Brief(), strings.Join(unsure, ", "))
 			return false
 		}
 		t.Warn(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input (inferred: no keyword obliges a runner to run a valid request)",
 			verb, ex.Brief(), ex.ErrorMessage())
 	default:
-		t.Skip("a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
+		t.Undecided("a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
 			verb, ex.Brief())
 	}
 	return false
@@ -571,7 +571,7 @@ func runBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 			return m, true
 		}
 	}
-	t.Skip("the run was answered %s, not 200 with a JSON object, so there is no result to judge; 4.2/run-response judges the answer", ex.Brief())
+	t.SkipFor(ex, "the run was answered %s, not 200 with a JSON object, so there is no result to judge; 4.2/run-response judges the answer", ex.Brief())
 	return nil, false
 }
 
@@ -582,7 +582,7 @@ func skipTruncated(t *T, ex *wire.Exchange, what string) bool {
 	if !ex.Truncated {
 		return false
 	}
-	t.Skip("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, ex.Cap)
+	t.Undecided("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, ex.Cap)
 	return true
 }
 

@@ -117,7 +117,7 @@ var section4_3 = []*Rule{
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			id := eventRunID(firstEvent(s, "start"))
 			if id == "" {
-				t.Skip("no start event carries a run_id string to compare with; 4.3/start-first and 4.3/event-payloads judge that")
+				t.NotApplicable("no start event carries a run_id string to compare with; 4.3/start-first and 4.3/event-payloads judge that")
 				return
 			}
 			compared := 0
@@ -132,7 +132,7 @@ var section4_3 = []*Rule{
 				}
 			}
 			if compared < 2 {
-				t.Skip("no done event carries a run_id to compare with start's (the stream ended in error, or done lacks it: 4.3/done-body judges that)")
+				t.NotApplicable("no done event carries a run_id to compare with start's (the stream ended in error, or done lacks it: 4.3/done-body judges that)")
 			}
 		}),
 	},
@@ -144,7 +144,7 @@ var section4_3 = []*Rule{
 			value, ok := Path(payload(lastEvent(s, "done")), "output", "value")
 			want, isString := value.(string)
 			if !ok || !isString {
-				t.Skip("the stream has no done carrying an output.value string, so there is no final output for deltas to add up to (§4.5); 4.3/ends-once and 4.3/done-body judge the ending")
+				t.NotApplicable("the stream has no done carrying an output.value string, so there is no final output for deltas to add up to (§4.5); 4.3/ends-once and 4.3/done-body judge the ending")
 				return
 			}
 			var b strings.Builder
@@ -248,7 +248,7 @@ var section4_3 = []*Rule{
 				}
 			}
 			if n == 0 {
-				t.Skip("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
+				t.NotApplicable("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
 			}
 		}),
 	},
@@ -308,7 +308,7 @@ func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T)
 			return
 		}
 		if ex.Status != http.StatusOK {
-			t.Skip("the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
+			t.SkipFor(ex, "the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
 			return
 		}
 		if s, ok := readStream(t, ex); ok {
@@ -340,9 +340,9 @@ func send(t *T, ctx context.Context, r wire.Request, until func(wire.SSEEvent) b
 func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
 	switch {
 	case ex.Err != nil:
-		t.Skip("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
+		t.Undecided("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
 	case ex.Truncated:
-		t.Skip("the stream ran past the checker's cap of %d bytes", ex.Cap)
+		t.Undecided("the stream ran past the checker's cap of %d bytes", ex.Cap)
 	case ex.SSE != nil:
 		return *ex.SSE, true
 	default:
@@ -350,7 +350,7 @@ func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
 		if s.Err == nil {
 			return s, true
 		}
-		t.Skip("the stream could not be parsed to its end: %v", s.Err)
+		t.NotApplicable("the stream could not be parsed to its end: %v", s.Err)
 	}
 	return wire.SSEStream{}, false
 }

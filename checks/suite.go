@@ -47,6 +47,6 @@ func unauthenticated(t *T) {
 			return
 		}
 	}
-	t.Drop(fmt.Sprintf("%s was answered 401 unauthorized: the runner requires inbound authentication there (§7); pass --header 'Authorization: …' to decide this rule",
+	t.Drop(engine.NeedsOption, fmt.Sprintf("%s was answered 401 unauthorized: the runner requires inbound authentication there (§7); pass --header 'Authorization: …' to decide this rule",
 		findings[0].Ex.RequestLine()))
 }

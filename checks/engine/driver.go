@@ -18,6 +18,7 @@ type Result[E any] struct {
 	Outcome   Outcome
 	Findings  []Finding // why it failed or warned
 	Reason    string    // why it was skipped, or what went wrong in the checker
+	Kind      SkipKind  // the kind of a SKIP; "" for any other outcome
 	Notes     []string
 	Exchanges []*wire.Exchange // every request the probe sent or cited
 	Elapsed   time.Duration
@@ -37,6 +38,10 @@ type Suite[E any] struct {
 	// Finish, where set, runs once every rule is decided, before the
 	// results are returned (to blot secrets out of the evidence, say).
 	Finish func(e E, s *Session)
+	// OwnDeadline is the run's deadline where the user chose it (zero where
+	// it is the mode's default): the rules it leaves undecided say so, since
+	// a longer one may decide them.
+	OwnDeadline time.Duration
 	// Workers bounds the rules evaluated at once; zero means DefaultWorkers.
 	Workers int
 	// Progress, where set, is told as each rule starts and as each is
@@ -221,8 +226,8 @@ func (r *run[E]) startFact(d Dep[E]) *factState {
 	go func() {
 		defer close(st.done)
 		for i, ds := range deps {
-			if why := r.await(ds); why != "" {
-				st.why = fmt.Sprintf("%s: %s", d.deps()[i].name(), why)
+			if why, kind := r.await(ds); why != "" {
+				st.why, st.kind = fmt.Sprintf("%s: %s", d.deps()[i].name(), why), kind
 				return
 			}
 		}
@@ -234,30 +239,36 @@ func (r *run[E]) startFact(d Dep[E]) *factState {
 		switch {
 		case p != nil:
 			st.why = fmt.Sprintf("the checker failed computing %s: %v\n%s", d.name(), p, stack)
+			st.kind = Undecided
 		case t.skip != "":
-			st.why = t.skip
+			st.why, st.kind = t.skip, t.kind
 		default:
-			st.val, st.why = val, why
+			st.val, st.why, st.kind = val, why, NotApplicable
 		}
 	}()
 	return st
 }
 
-// await waits for a fact and returns why it is unavailable, or "".
-func (r *run[E]) await(st *factState) string {
+// await waits for a fact and returns why it is unavailable, and the kind
+// of SKIP that makes, or "".
+func (r *run[E]) await(st *factState) (string, SkipKind) {
 	select {
 	case <-st.done:
-		return st.why
+		return st.why, st.kind
 	case <-r.ctx.Done():
-		return r.deadlineWords()
+		return r.deadlineWords(), Undecided
 	}
 }
 
+// deadlineWords says why a rule the run's end cut short is undecided.
 func (r *run[E]) deadlineWords() string {
-	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
-		return "not decided: the run's deadline passed first (the runner stopped answering, or answered too slowly; see --deadline)"
+	switch {
+	case !errors.Is(r.ctx.Err(), context.DeadlineExceeded):
+		return "not decided: the run was stopped"
+	case r.suite.OwnDeadline > 0:
+		return fmt.Sprintf("not decided: the run's deadline of %s, which --deadline set, passed first; a longer --deadline may decide it", r.suite.OwnDeadline)
 	}
-	return "not decided: the run was stopped"
+	return "not decided: the run's deadline passed first (the runner stopped answering, or answered too slowly; see --deadline)"
 }
 
 // probe runs f in a goroutine of its own, so that T.Skip can stop it, and
@@ -279,26 +290,26 @@ func probe(f func()) (panicked any, stack []byte) {
 
 func (r *run[E]) evaluate(rule *Rule[E]) (res Result[E]) {
 	res.Rule = rule
-	skip := func(why string) Result[E] {
-		res.Outcome, res.Reason = Skip, why
+	skip := func(why string, kind SkipKind) Result[E] {
+		res.Outcome, res.Reason, res.Kind = Skip, why, kind
 		return res
 	}
 	if r.ctx.Err() != nil {
-		return skip(r.deadlineWords())
+		return skip(r.deadlineWords(), Undecided)
 	}
 	if r.suite.Gate != nil {
 		if why := r.suite.Gate(r.env, rule); why != "" {
-			return skip(why)
+			return skip(why, NotApplicable)
 		}
 	}
 	for _, n := range rule.Needs {
 		if why := n.Check(r.env); why != "" {
-			return skip(why)
+			return skip(why, n.kind())
 		}
 	}
 	for _, d := range rule.Requires {
-		if why := r.await(r.factState(d)); why != "" {
-			return skip(why)
+		if why, kind := r.await(r.factState(d)); why != "" {
+			return skip(why, kind)
 		}
 	}
 	t := &T[E]{Ctx: r.ctx, Env: r.env, Rule: rule, run: r}
@@ -324,7 +335,7 @@ func (r *run[E]) evaluate(rule *Rule[E]) (res Result[E]) {
 			}
 		}
 	case t.skip != "":
-		res.Outcome, res.Reason = Skip, t.skip
+		res.Outcome, res.Reason, res.Kind = Skip, t.skip, t.kind
 	default:
 		res.Outcome = Pass
 	}
@@ -357,6 +368,17 @@ func (r *run[E]) unsent(t *T[E]) {
 	}
 	t.findings = kept
 	if len(kept) == 0 && why != "" {
-		t.skip = why
+		t.skip, t.kind = why, Undecided
+	}
+	// A SKIP the probe chose for what it saw is undecided all the same
+	// where what it saw was a request never sent, or cut off by the
+	// deadline: it saw nothing of the target.
+	if len(kept) == 0 && t.skip != "" && t.kind != Undecided {
+		for _, ex := range t.sent {
+			if ex != nil && (errors.Is(ex.Err, ErrGaveUp) || errors.Is(ex.Err, ErrDeadline)) {
+				t.skip, t.kind = t.skip+" (undecided: "+ex.RequestLine()+" "+ex.Err.Error()+")", Undecided
+				break
+			}
+		}
 	}
 }

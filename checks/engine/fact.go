@@ -56,6 +56,7 @@ type factState struct {
 	done chan struct{}
 	val  any
 	why  string
+	kind SkipKind
 	sent []*wire.Exchange
 }
 

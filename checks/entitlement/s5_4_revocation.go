@@ -54,7 +54,7 @@ var section5_4 = []*Rule{
 			defer s.stop()
 			c := s.firstCheck()
 			if ex := s.refusal("while revoked"); !ex.Is(http.StatusForbidden, "not_entitled") {
-				t.Skip("while revoked, run answered %s rather than 403 not_entitled; the runner check judges that refusal", ex.Brief())
+				t.NotApplicable("while revoked, run answered %s rather than 403 not_entitled; the runner check judges that refusal", ex.Brief())
 			}
 			s.script(active(t.Env))
 			s.waitUntil(windowEnds(c).Add(s.slack()))

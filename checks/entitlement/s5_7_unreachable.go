@@ -45,7 +45,7 @@ var section5_7 = []*Rule{
 			s.firstCheck()
 			e := s.status("after a first-ever check answered 404")
 			if e.state != "revoked" {
-				t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
+				t.NotApplicable("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
 			}
 			if _, err := time.Parse(time.RFC3339, e.checkedAt); err != nil {
 				t.Fail(e.ex, "revoked after a 404 with checked_at %q: §4.4 requires one for revoked, and §5.7.4 has the runner supply its own receipt time", e.checkedAt)
@@ -63,7 +63,7 @@ var section5_7 = []*Rule{
 			defer s.stop()
 			e := s.status("after the window, the distributor now answering 404")
 			if e.state != "revoked" {
-				t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
+				t.NotApplicable("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
 			}
 			if n := asInt(e.block["stale_after_seconds"]); n != c.Sent.StaleAfterSeconds {
 				t.Fail(e.ex, "after a 404 stale_after_seconds is %v where the distributor last declared %d; §5.7.4 asks a runner to reuse it", e.block["stale_after_seconds"], c.Sent.StaleAfterSeconds)
@@ -202,7 +202,7 @@ func unreachableRule(id string, kind scripted.Kind, title, what string) *Rule {
 			ex := s.sess.Do(t.Ctx, statusRequest("past the window, within grace, the distributor answering "+what))
 			if !ex.Answered() {
 				t.Cite(ex)
-				t.Skip("status got no answer within --timeout (%s) while the runner's own check waited on the distributor: a runner that holds status on its check needs a --timeout longer than its own check's", t.Env.Timeout)
+				t.Undecided("status got no answer within --timeout (%s) while the runner's own check waited on the distributor: a runner that holds status on its check needs a --timeout longer than its own check's", t.Env.Timeout)
 			}
 			e := s.status("past the window, within grace, the distributor answering " + what)
 			switch at, _ := time.Parse(time.RFC3339, e.checkedAt); {

@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+)
+
+// About is a rule as a report shows it, whatever its mode: what it checks
+// and how it binds, without its probe or its environment.
+type About struct {
+	ID, Section string
+	Level       int
+	Keyword     Keyword
+	Binding     Binding // never "": Direct where the rule leaves it unset
+	Chain       string
+	Title       string
+	Advisory    bool
+	Needs       []string
+}
+
+// About describes r.
+func (r *Rule[E]) About() About {
+	return About{ID: r.ID, Section: r.Section, Level: r.Level, Keyword: r.Keyword, Binding: r.BindingOf(),
+		Chain: r.Chain, Title: r.Title, Advisory: r.Advisory, Needs: r.NeedNames()}
+}
+
+// Strength is how a broken rule so described is reported: FAIL or WARN.
+func (a About) Strength() Outcome {
+	if a.Keyword.Binds() && !a.Advisory && a.Binding != Inferred {
+		return Fail
+	}
+	return Warn
+}
+
+// Record is what one rule came to, as any report reads it: the rule
+// described, its outcome (with a SKIP's kind), findings and evidence. It
+// is the same for every mode.
+type Record struct {
+	Rule      About
+	Outcome   Outcome
+	Kind      SkipKind // a SKIP's kind; "" for any other outcome
+	Findings  []Finding
+	Reason    string
+	Notes     []string
+	Exchanges []*wire.Exchange
+	Elapsed   time.Duration
+}
+
+// Record is res as a report reads it.
+func (res Result[E]) Record() Record {
+	rec := Record{Outcome: res.Outcome, Kind: res.Kind, Findings: res.Findings, Reason: res.Reason,
+		Notes: res.Notes, Exchanges: res.Exchanges, Elapsed: res.Elapsed}
+	if res.Rule != nil {
+		rec.Rule = res.Rule.About()
+	}
+	if rec.Outcome == Skip && rec.Kind == "" {
+		rec.Kind = Undecided // a SKIP nobody classified is not taken for decided
+	}
+	return rec
+}
+
+// Records are results as a report reads them, in order.
+func Records[E any](results []Result[E]) []Record {
+	out := make([]Record, len(results))
+	for i, res := range results {
+		out[i] = res.Record()
+	}
+	return out
+}
+
+// Undecided reports whether rec is a SKIP the checker could not decide.
+func (rec Record) Undecided() bool { return rec.Outcome == Skip && rec.Kind == Undecided }
+
+// Verdict is what a mode concludes from its records: the line a report
+// ends on, and the figures behind it. Each mode decides its own (the
+// runner check in package levels, the entitlement walk in its package);
+// the reports only render it.
+type Verdict struct {
+	// Scope is the line a text report writes above the tally: what the
+	// verdict was reached against ("Declared level: 3 — Stream (…)").
+	Scope string `json:"-"`
+	// Declared is the level the target declares, for a mode with levels
+	// (0 otherwise, or where it declares none).
+	Declared   int  `json:"declared_level"`
+	Conformant bool `json:"conformant"`
+	Broken     int  `json:"must_broken"` // binding rules in scope that failed
+	// Baselined counts failures excused by a baseline file.
+	Baselined int `json:"baselined"`
+	// Undecided counts the rules in scope the checker could not decide. A
+	// verdict with any, and nothing broken, is not determined: no
+	// conformance is claimed, and the run exits ExitCannotCheck.
+	Undecided int    `json:"undecided"`
+	Text      string `json:"text"`
+}
+
+// Determined reports whether the verdict says one way or the other: a
+// breach, or every rule in scope decided. A verdict with nothing broken
+// and rules left undecided says neither.
+func (v Verdict) Determined() bool { return v.Broken > 0 || v.Undecided == 0 }
