@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 )
@@ -109,7 +110,7 @@ func (f *Fleet) Stale() []baseline.Stale {
 			continue
 		}
 		for _, res := range rn.Report.Results {
-			if res.Outcome == checks.Fail && res.Rule != nil {
+			if res.Outcome == engine.Fail && res.Rule.ID != "" {
 				failing[res.Rule.ID] = true
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"gotest.tools/v3/golden"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
@@ -26,7 +27,7 @@ func fleetFixture() *report.Fleet {
 	broken := fixture()
 	clean := fixture()
 	clean.Target = "http://127.0.0.1:8788"
-	clean.Results = []checks.Result{broken.Results[0], broken.Results[1], broken.Results[7]}
+	clean.Results = []engine.Record{broken.Results[0], broken.Results[1], broken.Results[7]}
 	clean.Verdict = levels.Decide(3, clean.Results, nil)
 	clean.Baseline = nil
 	return &report.Fleet{

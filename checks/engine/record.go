@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"errors"
+	"net/url"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/wire"
@@ -98,3 +102,61 @@ type Verdict struct {
 // breach, or every rule in scope decided. A verdict with nothing broken
 // and rules left undecided says neither.
 func (v Verdict) Determined() bool { return v.Broken > 0 || v.Undecided == 0 }
+
+// Cause says in a few words what kept records undecided, for a verdict
+// line: the request the target most often left without a whole answer
+// ("the runner stopped answering POST run"), or the run's deadline, or
+// else the first undecided rule's reason. who names the target ("the
+// runner").
+func Cause(records []Record, who string) string {
+	counts := map[string]int{}
+	var order []string
+	first, deadline := "", false
+	for _, rec := range records {
+		if !rec.Undecided() {
+			continue
+		}
+		if first == "" {
+			first = rec.Rule.ID
+		}
+		deadline = deadline || strings.Contains(rec.Reason, "deadline")
+		seen := map[string]bool{}
+		for _, ex := range rec.Exchanges {
+			if Whole(ex) || ex == nil || errors.Is(ex.Err, ErrDeadline) {
+				continue
+			}
+			what := ex.Method + " " + path.Base(pathOf(ex.URL))
+			if seen[what] {
+				continue
+			}
+			seen[what] = true
+			if counts[what] == 0 {
+				order = append(order, what)
+			}
+			counts[what]++
+		}
+	}
+	best := ""
+	for _, what := range order {
+		if counts[what] > counts[best] {
+			best = what
+		}
+	}
+	switch {
+	case best != "":
+		return who + " stopped answering " + best
+	case deadline:
+		return "the run's deadline passed first"
+	case first != "":
+		return "see the reason of each undecided SKIP, " + first + "'s first"
+	}
+	return ""
+}
+
+// pathOf is the path of a URL as an exchange records it.
+func pathOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return u.Path
+	}
+	return raw
+}

@@ -95,7 +95,7 @@ func runCheck(ctx context.Context, cmd *cli.Command, target string) error {
 	if err := writeReports(cmd, rep); err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	if err := writeBaseline(cmd, results); err != nil {
+	if err := writeBaseline(cmd, rep.Results); err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
 	reportStale(cmd.Root().ErrWriter, rep)

@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/report"
 )
 
@@ -67,20 +67,20 @@ func Annotations(r *report.Report) []Annotation {
 	var out []Annotation
 	for _, res := range r.Results {
 		rule := res.Rule
-		if rule == nil {
-			rule = &checks.Rule{ID: "?", Section: "?", Title: "(result without a rule)"}
+		if rule.ID == "" {
+			rule = engine.About{ID: "?", Section: "?", Title: "(result without a rule)"}
 		}
 		var level Level
 		prefix := ""
 		switch res.Outcome {
-		case checks.Fail:
+		case engine.Fail:
 			level = Error
 			if r.Baseline[rule.ID] {
 				level, prefix = Notice, "known failure, excused by the baseline: "
 			}
-		case checks.Warn:
+		case engine.Warn:
 			level = Warning
-		case checks.Pass, checks.Skip:
+		case engine.Pass, engine.Skip:
 			continue
 		default:
 			level, prefix = Error, "the checker could not evaluate this rule: "
@@ -157,13 +157,13 @@ func Pause(w io.Writer) (resume func() error, err error) {
 
 // Verdict is the verdict in one word, for a workflow's conditions:
 // "conformant"; "nonconformant" (a binding rule broken, or, in a check, no
-// level declared); or, for an entitlement walk no step of which could be
-// decided, "undecided".
+// level declared); or "undecided", where nothing is broken but rules the
+// verdict needs could not be decided (the runner stopped answering, say).
 func Verdict(r *report.Report) string {
 	switch {
 	case r.Verdict.Conformant:
 		return "conformant"
-	case r.Walk && r.Verdict.Broken == 0:
+	case !r.Verdict.Determined():
 		return "undecided"
 	}
 	return "nonconformant"
