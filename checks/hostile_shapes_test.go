@@ -136,6 +136,7 @@ func isStream(r *http.Request) bool {
 const sseStart = "event: start\ndata: {\"run_id\":\"r-1\"}\n\n"
 
 var shapes = []shape{
+	dripsForever,
 	{name: "hangs-on-post", handler: func(ref http.Handler, quit <-chan struct{}) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost {
@@ -394,15 +395,17 @@ func checkShape(t *testing.T, s shape) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type outcome struct {
+		env     *checks.Env
 		results []checks.Result
 		err     error
 	}
 	done := make(chan outcome, 1)
 	start := time.Now()
+	o := checks.Options{Target: target, Timeout: hostileTimeout, Execute: s.execute,
+		Origin: fixtures.AllowedOrigin, Deadline: checks.DefaultDeadline(hostileTimeout, false)}
 	go func() {
-		_, results, err := checks.Check(ctx, checks.Options{Target: target, Timeout: hostileTimeout, Execute: s.execute,
-			Origin: fixtures.AllowedOrigin, Deadline: checks.DefaultDeadline(hostileTimeout, false)})
-		done <- outcome{results, err}
+		env, results, err := checks.Check(ctx, o)
+		done <- outcome{env, results, err}
 	}()
 	var got outcome
 	select {
@@ -426,6 +429,9 @@ func checkShape(t *testing.T, s shape) {
 		t.Errorf("the heap peaked at %s, over the goal of %s", mib(peak), mib(heapGoal))
 	}
 	judgeHostile(t, got.results, got.err)
+	if got.err == nil {
+		notConformant(t, got.env, got.results, o)
+	}
 	if s.execute && got.err == nil && !streamed(got.results) {
 		t.Errorf("no rule read a 200 stream: the shape was never met")
 	}

@@ -16,6 +16,9 @@ func suite() engine.Suite[*Env] {
 		Gate:   gate,
 		Review: unauthenticated,
 		Finish: func(e *Env, _ *engine.Session) { e.concealAll() },
+		// Every default probe is a request a conforming runner refuses
+		// before its agent starts: a 2xx to one is a breach from its head.
+		HeadDecides: true,
 	}
 }
 

@@ -295,6 +295,10 @@ func (t *text) exchange(indent string, ex *wire.Exchange) {
 	for _, h := range t.headers(ex.Header, responseHeader) {
 		t.line(sub, h)
 	}
+	if ex.BodyUnread {
+		t.line(sub, t.p.dim.Sprint("(body not read: the status line decided)"))
+		return
+	}
 	if len(ex.Body) == 0 {
 		t.line(sub, t.p.dim.Sprint("(empty body)"))
 		return

@@ -38,6 +38,10 @@ type Suite[E any] struct {
 	// Finish, where set, runs once every rule is decided, before the
 	// results are returned (to blot secrets out of the evidence, say).
 	Finish func(e E, s *Session)
+	// HeadDecides says every POST a rule that does not start the agent sends
+	// (and a fact) is one a conforming target refuses: a 2xx status line is
+	// then the whole answer, and its body is not waited for (see T.Do).
+	HeadDecides bool
 	// OwnDeadline is the run's deadline where the user chose it (zero where
 	// it is the mode's default): the rules it leaves undecided say so, since
 	// a longer one may decide them.
@@ -231,7 +235,7 @@ func (r *run[E]) startFact(d Dep[E]) *factState {
 				return
 			}
 		}
-		t := &T[E]{Ctx: r.ctx, Env: r.env, Rule: &Rule[E]{ID: "fact " + d.name(), Requires: d.deps()}, run: r}
+		t := &T[E]{Ctx: r.ruleCtx(false), Env: r.env, Rule: &Rule[E]{ID: "fact " + d.name(), Requires: d.deps()}, run: r}
 		var val any
 		var why string
 		p, stack := probe(func() { val, why = d.compute(t) })
@@ -247,6 +251,16 @@ func (r *run[E]) startFact(d Dep[E]) *factState {
 		}
 	}()
 	return st
+}
+
+// ruleCtx is the context a rule (or a fact) sends under: in a mode whose
+// probes are refusals, every one but a rule that starts the agent has its
+// POSTs decided by a 2xx head (Suite.HeadDecides).
+func (r *run[E]) ruleCtx(agent bool) context.Context {
+	if r.suite.HeadDecides && !agent {
+		return refusals(r.ctx)
+	}
+	return r.ctx
 }
 
 // await waits for a fact and returns why it is unavailable, and the kind
@@ -312,7 +326,7 @@ func (r *run[E]) evaluate(rule *Rule[E]) (res Result[E]) {
 			return skip(why, kind)
 		}
 	}
-	t := &T[E]{Ctx: r.ctx, Env: r.env, Rule: rule, run: r}
+	t := &T[E]{Ctx: r.ruleCtx(rule.Agent), Env: r.env, Rule: rule, run: r}
 	start := time.Now()
 	p, stack := probe(func() { rule.Probe(t) })
 	res.Elapsed = time.Since(start)

@@ -110,7 +110,19 @@ func (s *Session) Stream(ctx context.Context, r wire.Request, lim wire.StreamLim
 	})
 }
 
+// headDecidesKey marks the context of a rule whose POSTs a conforming
+// target refuses (Suite.HeadDecides).
+type headDecidesKey struct{}
+
+// refusals is ctx for a rule whose POSTs are all refusals.
+func refusals(ctx context.Context) context.Context {
+	return context.WithValue(ctx, headDecidesKey{}, true)
+}
+
 func (s *Session) send(ctx context.Context, r wire.Request, do func(context.Context, wire.Request) *wire.Exchange) *wire.Exchange {
+	if r.Method == http.MethodPost && ctx.Value(headDecidesKey{}) != nil {
+		r.HeadDecides = true
+	}
 	key := route(r.Method, s.Client.Base().String()+r.Path)
 	unsent := func(err error) *wire.Exchange {
 		return s.cut(&wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: err})
@@ -324,6 +336,21 @@ func (s *Session) Record(ex *wire.Exchange) {
 	s.mu.Lock()
 	s.log = append(s.log, ex)
 	s.mu.Unlock()
+}
+
+// Unanswered is the latest exchange of the run to the method and URL of ex
+// that got no whole answer before its own deadline: for a rule whose
+// request ex was never sent (ErrGaveUp), what made the run stop sending
+// there. It is nil where there is none.
+func (s *Session) Unanswered(ex *wire.Exchange) *wire.Exchange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.log) - 1; i >= 0; i-- {
+		if e := s.log[i]; e.Method == ex.Method && e.URL == ex.URL && errors.Is(e.Err, wire.ErrNoAnswer) {
+			return e
+		}
+	}
+	return nil
 }
 
 // Exchanges is every exchange of the run so far, in order.

@@ -43,7 +43,10 @@ func (t *T[E]) Registry() []*Rule[E] { return t.run.suite.Rules }
 // Session is the run's traffic with its target.
 func (t *T[E]) Session() *Session { return t.run.sess }
 
-// Do sends a request and records it as evidence of this rule.
+// Do sends a request and records it as evidence of this rule. In a mode
+// whose probes are refusals (Suite.HeadDecides), a POST of a rule that
+// does not start the agent is one a conforming target refuses, so a 2xx
+// status line decides it and its body is not waited for.
 func (t *T[E]) Do(r wire.Request) *wire.Exchange {
 	ex := t.run.sess.Do(t.Ctx, r)
 	t.sent = append(t.sent, ex)
