@@ -148,8 +148,8 @@ func TestTheThreeKindsOfSkip(t *testing.T) {
 			r.Needs = []engine.Need[*env]{{Name: "execute", Kind: engine.NeedsOption, Check: func(*env) string { return "needs --execute" }}}
 		}): {engine.NeedsOption, "--execute"},
 		mk("option", func(r *rule) { r.Probe = func(t *tt) { t.NeedsOption("needs --origin") } }): {engine.NeedsOption, "--origin"},
-		mk("fact-absent", func(r *rule) { r.Requires = []engine.Dep[*env]{absent} }): {engine.NotApplicable, "no such thing"},
-		mk("fact-silent", func(r *rule) { r.Requires = []engine.Dep[*env]{silent} }): {engine.Undecided, "did not answer"},
+		mk("fact-absent", func(r *rule) { r.Requires = []engine.Dep[*env]{absent} }):              {engine.NotApplicable, "no such thing"},
+		mk("fact-silent", func(r *rule) { r.Requires = []engine.Dep[*env]{silent} }):              {engine.Undecided, "did not answer"},
 		mk("unanswered", func(r *rule) {
 			r.Probe = func(t *tt) { t.SkipFor(t.Do(wire.Get("status")), "no status to judge") }
 		}): {engine.Undecided, "no status"},

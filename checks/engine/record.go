@@ -104,53 +104,83 @@ type Verdict struct {
 func (v Verdict) Determined() bool { return v.Broken > 0 || v.Undecided == 0 }
 
 // Cause says in a few words what kept records undecided, for a verdict
-// line: the request the target most often left without a whole answer
-// ("the runner stopped answering POST run"), or the run's deadline, or
-// else the first undecided rule's reason. who names the target ("the
-// runner").
+// line: the run's deadline where most of them ran out of time (the user's
+// own --deadline said so); else the request the target most often left
+// without a whole answer, never sent once its route stopped answering
+// first ("the runner stopped answering POST run"); else the first
+// undecided rule's reason. who names the target ("the runner").
 func Cause(records []Record, who string) string {
-	counts := map[string]int{}
-	var order []string
-	first, deadline := "", false
+	gaveUp, unanswered := &tally{}, &tally{}
+	n, late, own := 0, 0, false
+	first := ""
 	for _, rec := range records {
 		if !rec.Undecided() {
 			continue
 		}
+		n++
 		if first == "" {
 			first = rec.Rule.ID
 		}
-		deadline = deadline || strings.Contains(rec.Reason, "deadline")
-		seen := map[string]bool{}
-		for _, ex := range rec.Exchanges {
-			if Whole(ex) || ex == nil || errors.Is(ex.Err, ErrDeadline) {
-				continue
-			}
-			what := ex.Method + " " + path.Base(pathOf(ex.URL))
-			if seen[what] {
-				continue
-			}
-			seen[what] = true
-			if counts[what] == 0 {
-				order = append(order, what)
-			}
-			counts[what]++
+		if strings.Contains(rec.Reason, "deadline") {
+			late++
+			own = own || strings.Contains(rec.Reason, "--deadline set")
 		}
-	}
-	best := ""
-	for _, what := range order {
-		if counts[what] > counts[best] {
-			best = what
+		for _, ex := range rec.Exchanges {
+			switch {
+			case ex == nil || Whole(ex) || errors.Is(ex.Err, ErrDeadline):
+			case errors.Is(ex.Err, ErrGaveUp):
+				gaveUp.add(rec.Rule.ID, ex)
+			default:
+				unanswered.add(rec.Rule.ID, ex)
+			}
 		}
 	}
 	switch {
-	case best != "":
-		return who + " stopped answering " + best
-	case deadline:
+	case late*2 > n && own:
+		return "the --deadline given passed first; a longer one may decide them"
+	case late*2 > n:
 		return "the run's deadline passed first"
+	case gaveUp.best() != "":
+		return who + " stopped answering " + gaveUp.best()
+	case unanswered.best() != "":
+		return who + " stopped answering " + unanswered.best()
 	case first != "":
 		return "see the reason of each undecided SKIP, " + first + "'s first"
 	}
 	return ""
+}
+
+// tally counts, per request ("POST run"), the records it kept undecided.
+type tally struct {
+	counts map[string]int
+	order  []string
+	seen   map[string]bool
+}
+
+func (t *tally) add(rule string, ex *wire.Exchange) {
+	if t.counts == nil {
+		t.counts, t.seen = map[string]int{}, map[string]bool{}
+	}
+	what := ex.Method + " " + path.Base(pathOf(ex.URL))
+	if t.seen[rule+" "+what] {
+		return
+	}
+	t.seen[rule+" "+what] = true
+	if t.counts[what] == 0 {
+		t.order = append(t.order, what)
+	}
+	t.counts[what]++
+}
+
+// best is the request counted most, the first so counted on a tie.
+func (t *tally) best() string {
+	best := ""
+	for _, what := range t.order {
+		if t.counts[what] > t.counts[best] {
+			best = what
+		}
+	}
+	return best
 }
 
 // pathOf is the path of a URL as an exchange records it.
