@@ -59,8 +59,11 @@ func (d *doc) line(parts ...string) {
 
 func (d *doc) header(r *report.Report) {
 	mark := "❌"
-	if r.Verdict.Conformant {
+	switch {
+	case r.Verdict.Conformant:
 		mark = "✅"
+	case !r.Verdict.Determined():
+		mark = "❔"
 	}
 	d.line("## ", mark, " ", Escape("Postern "+r.ModeName()), ": ", Escape(r.Verdict.Text))
 	d.line()
