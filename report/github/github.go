@@ -61,7 +61,9 @@ func (a Annotation) String() string {
 // order: an error for each finding of a FAIL, a warning for each of a
 // WARN, a notice for each of a FAIL the baseline excuses (KNOWN), and an
 // error for a rule the checker could not evaluate (ERROR), which fails the
-// run as well. PASS and SKIP say nothing. Each title names the rule ID and
+// run as well, and one warning, last, where the verdict is not determined
+// (rules left undecided, which fails the run too). PASS and SKIP say
+// nothing one by one. Each title names the rule ID and
 // section; each message is one finding's first line.
 func Annotations(r *report.Report) []Annotation {
 	var out []Annotation
@@ -104,6 +106,10 @@ func Annotations(r *report.Report) []Annotation {
 		for _, m := range msgs {
 			out = append(out, Annotation{Level: level, Title: title, Message: report.Clip(prefix+m, maxMessage)})
 		}
+	}
+	if !r.Verdict.Determined() {
+		out = append(out, Annotation{Level: Warning, Title: "Not determined: rules left undecided",
+			Message: report.Clip(report.Clean(r.Verdict.Text), maxMessage)})
 	}
 	return out
 }
@@ -182,7 +188,8 @@ type Output struct{ Name, Value string }
 // Verdict), verdict-text (the verdict's sentence), level (the declared
 // level, 0 for none and for a walk), failures (FAILs the baseline does not
 // excuse), warnings, known (FAILs it does excuse), errors (rules the
-// checker could not evaluate), report-json and report-junit (the paths in
+// checker could not evaluate), undecided (SKIPs it could not decide),
+// report-json and report-junit (the paths in
 // f, empty when not written).
 func Outputs(r *report.Report, f Files) []Output {
 	c := r.Counts()
@@ -194,6 +201,7 @@ func Outputs(r *report.Report, f Files) []Output {
 		{"warnings", strconv.Itoa(c.Warn)},
 		{"known", strconv.Itoa(c.Baselined)},
 		{"errors", strconv.Itoa(c.Error)},
+		{"undecided", strconv.Itoa(c.Undecided)},
 		{"report-json", f.JSON},
 		{"report-junit", f.JUnit},
 	}

@@ -146,7 +146,7 @@ func TestOutputs(t *testing.T) {
 	assert.Equal(t, b.String(), strings.Join([]string{
 		"verdict=nonconformant",
 		"verdict-text=Nonconformant at declared Level 3: 1 MUST rule broken. (1 known failure excused by the baseline.)",
-		"level=3", "failures=1", "warnings=1", "known=1", "errors=1",
+		"level=3", "failures=1", "warnings=1", "known=1", "errors=1", "undecided=0",
 		"report-json=/tmp/r.json", "report-junit=/tmp/j.xml",
 	}, "\n")+"\n")
 
@@ -209,7 +209,7 @@ func TestWalk(t *testing.T) {
 	undecided := walkReport([]engine.Result[*entitlement.Env]{{Rule: rules[0], Outcome: checks.Skip, Kind: checks.Undecided, Reason: "no status"}},
 		entitlement.Options{}, nil)
 	assert.Equal(t, github.Verdict(undecided), "undecided")
-	assert.Equal(t, write(t, undecided), "")
+	assert.Equal(t, write(t, undecided), "::warning title=Not determined%3A rules left undecided::"+undecided.Verdict.Text+"\n")
 }
 
 // walkReport is the report of a walk, as the command builds it.
