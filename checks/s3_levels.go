@@ -65,7 +65,7 @@ func aboveLevel(verb string, need int) *Rule {
 func atLevel(verb string, need int) *Rule {
 	return &Rule{
 		ID: "3/" + verb + "-implemented", Section: "3", Level: need, Keyword: Must, Binding: Chain, Chain: "the level it reports is the level it implements",
-		Title: fmt.Sprintf("%s is implemented at Level %d and above (no 501, no 404)", verb, need),
+		Title: fmt.Sprintf("%s is implemented at Level %d and above: a body nobody could run is refused, whole (no 501, no 404, no 2xx)", verb, need),
 		Needs: []Need{NeedStatus},
 		// Not answering is itself the breach here: a runner that never
 		// completes a refusal of a body nobody could run has not
