@@ -62,6 +62,9 @@ func Check(ctx context.Context, o Options) (*Env, []Result, error) {
 	sess.Patience = patienceFor(cfg, env.Status, env.Describe)
 	s := suite()
 	s.Progress = o.Progress
+	if o.Deadline > 0 {
+		s.OwnDeadline = o.Deadline
+	}
 	return env, engine.Run(ctx, s, sess, env, rules), nil
 }
 

@@ -30,6 +30,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/report"
 )
 
 // hostileTimeout is --timeout for every shape.
@@ -136,6 +137,7 @@ func isStream(r *http.Request) bool {
 const sseStart = "event: start\ndata: {\"run_id\":\"r-1\"}\n\n"
 
 var shapes = []shape{
+	dripsForever,
 	{name: "hangs-on-post", handler: func(ref http.Handler, quit <-chan struct{}) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost {
@@ -394,15 +396,17 @@ func checkShape(t *testing.T, s shape) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type outcome struct {
+		env     *checks.Env
 		results []checks.Result
 		err     error
 	}
 	done := make(chan outcome, 1)
 	start := time.Now()
+	o := checks.Options{Target: target, Timeout: hostileTimeout, Execute: s.execute,
+		Origin: fixtures.AllowedOrigin, Deadline: checks.DefaultDeadline(hostileTimeout, false)}
 	go func() {
-		_, results, err := checks.Check(ctx, checks.Options{Target: target, Timeout: hostileTimeout, Execute: s.execute,
-			Origin: fixtures.AllowedOrigin, Deadline: checks.DefaultDeadline(hostileTimeout, false)})
-		done <- outcome{results, err}
+		env, results, err := checks.Check(ctx, o)
+		done <- outcome{env, results, err}
 	}()
 	var got outcome
 	select {
@@ -426,6 +430,9 @@ func checkShape(t *testing.T, s shape) {
 		t.Errorf("the heap peaked at %s, over the goal of %s", mib(peak), mib(heapGoal))
 	}
 	judgeHostile(t, got.results, got.err)
+	if got.err == nil {
+		notConformant(t, got.env, got.results, o)
+	}
 	if s.execute && got.err == nil && !streamed(got.results) {
 		t.Errorf("no rule read a 200 stream: the shape was never met")
 	}
@@ -504,5 +511,32 @@ func TestHostileShapesTime(t *testing.T) {
 			t.Parallel()
 			checkShape(t, s)
 		})
+	}
+}
+
+// No hostile runner is ever called conformant: whatever shape it takes
+// (checkShape runs each), the exit status a CI gate reads is 1 (a breach)
+// or 2 (not determined, or not a runner at all), never 0.
+
+// dripsForever is the runner of issue 13: describe and status answered as
+// the reference runner answers them, every other request a 200 head and a
+// body that drips a byte every half second and never ends.
+var dripsForever = shape{name: "drips-forever-after-200", handler: func(ref http.Handler, quit <-chan struct{}) http.Handler {
+	return except(ref, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		trickle(w, r, quit, []byte(" "), 500*time.Millisecond)
+	})
+}}
+
+// notConformant fails t where the command would exit 0 on the check of a
+// hostile runner.
+func notConformant(t *testing.T, env *checks.Env, results []checks.Result, o checks.Options) {
+	t.Helper()
+	rep := report.Assemble(env, results, o, nil, report.Run{})
+	code, _ := rep.Exit(report.Strictness{})
+	t.Logf("verdict: %s (exit %d)", rep.Verdict.Text, code)
+	if code == report.ExitOK {
+		t.Errorf("a hostile runner exits 0: %s", rep.Verdict.Text)
 	}
 }

@@ -186,7 +186,7 @@ func nearLimit(limit int) time.Duration { return time.Duration(limit) * time.Sec
 func maxRunLimit(t *T) int {
 	l, _ := declaredLimit(t.Env, "max_run_seconds")
 	if reach := stopWindow(l) + time.Second; reach > t.Env.Client.Timeout() {
-		t.Skip("status declares max_run_seconds %d: seeing a run reach it takes up to %s, longer than --timeout %s; raise --timeout to check it",
+		t.NeedsOption("status declares max_run_seconds %d: seeing a run reach it takes up to %s, longer than --timeout %s; raise --timeout to check it",
 			l, ms(reach), t.Env.Client.Timeout())
 	}
 	return l

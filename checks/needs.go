@@ -1,6 +1,10 @@
 package checks
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
+)
 
 // The needs every family shares. Posture needs that only one family uses
 // live beside that family; those several files use live in posture.go, with
@@ -11,31 +15,31 @@ var (
 			return "GET status gave no JSON object (" + e.Status.Err + ")"
 		}
 		return ""
-	}}
+	}, Kind: engine.Undecided}
 	NeedDescribe = Need{Name: "describe", Check: func(e *Env) string {
 		if e.Describe.Obj == nil {
 			return "GET describe gave no JSON object (" + e.Describe.Err + ")"
 		}
 		return ""
-	}}
+	}, Kind: engine.Undecided}
 	NeedOrigin = Need{Name: "origin", Check: func(e *Env) string {
 		if e.Origin == "" {
 			return "needs --origin: an origin the runner is configured to allow"
 		}
 		return ""
-	}}
+	}, Kind: engine.NeedsOption}
 	NeedExecute = Need{Name: "execute", Check: func(e *Env) string {
 		if !e.Execute {
 			return "needs --execute: deciding it means running the agent"
 		}
 		return ""
-	}}
+	}, Kind: engine.NeedsOption}
 	NeedAuth = Need{Name: "auth", Check: func(e *Env) string {
 		if !e.Client.HasHeader("Authorization") {
 			return "needs --header 'Authorization: …': for a runner that requires inbound authentication (§7)"
 		}
 		return ""
-	}}
+	}, Kind: engine.NeedsOption}
 	NeedNoAuth = Need{Name: "no-auth", Check: func(e *Env) string {
 		if e.Client.HasHeader("Authorization") {
 			return "applies to a runner that requires no inbound authentication; --header gave one"

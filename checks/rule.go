@@ -32,6 +32,8 @@ type (
 	Keyword = engine.Keyword
 	Binding = engine.Binding
 	Outcome = engine.Outcome
+	// SkipKind is the kind of a SKIP.
+	SkipKind = engine.SkipKind
 )
 
 // The keywords, bindings and outcomes.
@@ -52,6 +54,10 @@ const (
 	Warn  = engine.Warn
 	Skip  = engine.Skip
 	Error = engine.Error
+
+	NotApplicable = engine.NotApplicable
+	NeedsOption   = engine.NeedsOption
+	Undecided     = engine.Undecided
 )
 
 // Validate reports a malformed registry entry.

@@ -51,7 +51,7 @@ func spend(t *T, n int) {
 	if n > left {
 		spent := e.spent
 		e.mu.Unlock()
-		t.Skip("needs --max-runs %d or more: deciding it starts the agent up to %d more time(s), and %d of the %d starts allowed were left",
+		t.NeedsOption("needs --max-runs %d or more: deciding it starts the agent up to %d more time(s), and %d of the %d starts allowed were left",
 			spent+n, n, left, limit)
 	}
 	e.spent += n
@@ -304,7 +304,7 @@ var overlapRuns = &engine.Fact[*Env, *overlap]{Name: "runs started at once", Com
 		n = d + 1
 	}
 	if n > maxOverlap {
-		t.Skip("status declares max_concurrent_runs %d: the checker starts at most %d runs at once", n-1, maxOverlap)
+		t.NotApplicable("status declares max_concurrent_runs %d: the checker starts at most %d runs at once", n-1, maxOverlap)
 	}
 	if _, ok := validOrSkip(t, false); !ok {
 		return nil, ""
@@ -369,7 +369,7 @@ func sendConflicting(t *T, k *keyTrial) (c conflictTrial, ok bool) {
 	c.inputs, c.key, c.first = k.inputs, k.key, k.first
 	other, what, ok := readInputs(t.Env.Describe.Obj).otherInputs(c.inputs)
 	if !ok {
-		t.Skip("found no second valid value for any declared input, so no request with other valid inputs could be built")
+		t.NotApplicable("found no second valid value for any declared input, so no request with other valid inputs could be built")
 		return c, false
 	}
 	c.what = what
@@ -382,12 +382,12 @@ func sendConflicting(t *T, k *keyTrial) (c conflictTrial, ok bool) {
 		case alone.Status == http.StatusOK:
 			c.otherValid = alone
 		case alone.Is(http.StatusServiceUnavailable, "unavailable"):
-			t.Skip("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
+			t.Undecided("the other inputs (%s) were refused %s under the reused key, and 503 unavailable alone (the runner was at capacity, §4.5), so whether they are valid is not known", what, c.second.Brief())
 		default:
-			t.Skip("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
+			t.NotApplicable("the other inputs (%s) were refused %s under the reused key and %s alone, under a fresh key: the runner takes them for invalid, so the refusal says nothing about the key", what, c.second.Brief(), alone.Brief())
 		}
 	case c.second.Is(http.StatusServiceUnavailable, "unavailable"):
-		t.Skip("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
+		t.Undecided("the second request was refused 503 unavailable (the runner was at capacity, §4.5)")
 		return c, false
 	}
 	return c, true

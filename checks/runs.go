@@ -39,9 +39,9 @@ func send(t *T, ctx context.Context, r wire.Request, until func(wire.SSEEvent) b
 func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
 	switch {
 	case ex.Err != nil:
-		t.Skip("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
+		t.Undecided("the stream was not read to its end (%v); the checker reads a stream whole within --timeout (%s)", ex.Err, t.Env.Client.Timeout())
 	case ex.Truncated:
-		t.Skip("the stream ran past the checker's cap of %d bytes", ex.Cap)
+		t.Undecided("the stream ran past the checker's cap of %d bytes", ex.Cap)
 	case ex.SSE != nil:
 		return *ex.SSE, true
 	default:
@@ -49,7 +49,7 @@ func readStream(t *T, ex *wire.Exchange) (wire.SSEStream, bool) {
 		if s.Err == nil {
 			return s, true
 		}
-		t.Skip("the stream could not be parsed to its end: %v", s.Err)
+		t.NotApplicable("the stream could not be parsed to its end: %v", s.Err)
 	}
 	return wire.SSEStream{}, false
 }
@@ -148,7 +148,7 @@ func validRun(t *T) (*wire.Exchange, map[string]any, bool) {
 func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
 	inputs, why := validInputs(t.Env.Describe.Obj, optionals)
 	if why != "" {
-		t.Skip("%s", why)
+		t.NotApplicable("%s", why)
 		return nil, false
 	}
 	return inputs, true
@@ -173,14 +173,14 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 			inputs, _ = m.(map[string]any)
 		}
 		if unsure := readInputs(t.Env.Describe.Obj).unreadablePatterns(inputs); len(unsure) > 0 {
-			t.Skip("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
+			t.NotApplicable("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
 				verb, ex.Brief(), strings.Join(unsure, ", "))
 			return false
 		}
 		t.Warn(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input (inferred: §4.1.1 leaves validation open and does not say what max_length counts, so what this checker built as valid a careful runner may read otherwise)",
 			verb, ex.Brief(), ex.ErrorMessage())
 	default:
-		t.Skip("a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
+		skipRefused(t, ex, "a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
 			verb, ex.Brief())
 	}
 	return false
@@ -203,7 +203,7 @@ func runBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 			return m, true
 		}
 	}
-	t.Skip("the run was answered %s, not 200 with a JSON object, so there is no result to judge; 4.2/run-response judges the answer", ex.Brief())
+	t.SkipFor(ex, "the run was answered %s, not 200 with a JSON object, so there is no result to judge; 4.2/run-response judges the answer", ex.Brief())
 	return nil, false
 }
 
@@ -214,7 +214,7 @@ func skipTruncated(t *T, ex *wire.Exchange, what string) bool {
 	if !ex.Truncated {
 		return false
 	}
-	t.Skip("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, ex.Cap)
+	t.Undecided("the %s answer ran past the checker's body cap of %d bytes, so it cannot be read whole; no result to judge", what, ex.Cap)
 	return true
 }
 

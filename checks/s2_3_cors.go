@@ -92,7 +92,7 @@ var section2_3 = []*Rule{
 				r := wire.PostJSON("run", `{"inputs": "conformance probe 2.3/no-needless-authorization"}`)
 				r.Note = "is run guarded by inbound authentication? a malformed body, no credential"
 				if ex := t.Do(r); ex.Is(http.StatusUnauthorized, "") {
-					t.Skip("POST run answered 401 without a credential: the runner guards run with inbound authentication (§7), so naming Authorization is required of it; give --header to check 2.3/allow-headers-authorization")
+					t.NeedsOption("POST run answered 401 without a credential: the runner guards run with inbound authentication (§7), so naming Authorization is required of it; give --header to check 2.3/allow-headers-authorization")
 					return
 				}
 			}
@@ -379,7 +379,7 @@ func admitted(t *T, verbs ...string) []preflightAnswer {
 		}
 	}
 	if len(out) == 0 {
-		t.Skip("no preflight from --origin %s admitted it (2xx with %s), so no admitting answer to judge; is --origin one the runner allows?", t.Env.Origin, allowOrigin)
+		t.NeedsOption("no preflight from --origin %s admitted it (2xx with %s), so no admitting answer to judge; is --origin one the runner allows?", t.Env.Origin, allowOrigin)
 	}
 	return out
 }
@@ -713,7 +713,7 @@ func probeRefusedPreflight(t *T) {
 		}
 	}
 	if judged == 0 {
-		t.Skip("no refused preflight was answered at all (2.3/preflight-* report it)")
+		t.Undecided("no refused preflight was answered at all (2.3/preflight-* report it)")
 	}
 }
 
@@ -733,7 +733,7 @@ func probeAnyLevel(t *T) {
 		}
 	}
 	if len(above) == 0 {
-		t.Skip("the runner declares Level %d: no verb with a preflight is above it", t.Env.Level)
+		t.NotApplicable("the runner declares Level %d: no verb with a preflight is above it", t.Env.Level)
 		return
 	}
 	state := ""

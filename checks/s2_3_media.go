@@ -101,6 +101,17 @@ func controlRefused(t *T, verb string) string {
 	return fmt.Sprintf("%s got %s rather than a wait for its body", sent, ctrl.StatusLine())
 }
 
+// skipForControl skips a rule that verb's control left with nothing to
+// judge: for want of --header where the control was refused 401 without
+// one (inbound authentication, §7, turns every head away first), and as
+// undecided otherwise, since the media type's check went unseen.
+func skipForControl(t *T, verb, format string, args ...any) {
+	if ctrl := withheldControl[verb].Of(t); ctrl.Is(http.StatusUnauthorized, "unauthorized") && !t.Env.Client.HasHeader("Authorization") {
+		t.NeedsOption(format+"; pass --header 'Authorization: …' to decide it", args...)
+	}
+	t.Undecided(format, args...)
+}
+
 func mediaTypeRule(verb string, level int) *Rule {
 	return &Rule{
 		ID: "2.3/media-type-" + verb, Section: "2.3", Level: level, Keyword: Must,
@@ -146,8 +157,16 @@ func probeMediaType(t *T, verb string) {
 		return
 	}
 	if why != "" {
+		// A 2xx is no refusal at all, so what the control shows of the
+		// runner's refusals does not explain it: the head decides.
+		for i, ex := range judge {
+			if ex.Status >= 200 && ex.Status < 300 {
+				t.Fail(ex, "POST %s with %s was answered %s from the head, its body never sent: §2.3 requires 400 bad_request for a body so labelled, and accepting one is no cap on its size",
+					verb, whats[i], ex.Brief())
+			}
+		}
 		if !t.Failed() {
-			t.Skip("%s: the answers to the other labels cannot be told from that refusal, so the media type's check cannot be seen here", why)
+			skipForControl(t, verb, "%s: the answers to the other labels cannot be told from that refusal, so the media type's check cannot be seen here", why)
 		}
 		return
 	}
@@ -161,7 +180,7 @@ func probeMediaType(t *T, verb string) {
 		}
 	}
 	if len(busy) > 0 && !t.Failed() {
-		t.Skip("POST %s with %s was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): that says nothing about the media type",
+		t.Undecided("POST %s with %s was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): that says nothing about the media type",
 			verb, strings.Join(busy, "; with "))
 	}
 }
@@ -179,11 +198,13 @@ func probeParams(t *T) {
 		t.Note("after the head, the runner waited for the body (watched for %s, ten times its typical answer or more), as one accepting the label must", ex.Elapsed.Round(time.Millisecond))
 	case skipPastGrace(t, ex):
 	case unavailable(ex):
-		t.Skip("POST run labelled %q was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): it says nothing about the parameter", protocol.JSONUTF8)
+		t.Undecided("POST run labelled %q was answered 503 unavailable, which a runner at capacity may answer to anything before its agent starts (§4.5, §4.6): it says nothing about the parameter", protocol.JSONUTF8)
 	case !ex.Answered():
 		t.Note("no answer to the head (%v); nothing shows the label was refused", ex.Err)
+	case ex.Status >= 200 && ex.Status < 300:
+		t.Note("answered %s from the head: whatever else that shows, the parameter was not refused", ex.Brief())
 	case ctrl != "":
-		t.Skip("POST run labelled %q was answered %s from the head, but %s: the parameter is not what was refused", protocol.JSONUTF8, ex.Brief(), ctrl)
+		skipForControl(t, "run", "POST run labelled %q was answered %s from the head, but %s: the parameter is not what was refused", protocol.JSONUTF8, ex.Brief(), ctrl)
 	default:
 		t.Fail(ex, "POST run labelled %q was answered %s from the head alone, while the same head labelled application/json was waited on: the parameter alone decided it, yet §2.3 makes parameters irrelevant to the media type, and this is the label §2 requires clients to send",
 			protocol.JSONUTF8, ex.Brief())
@@ -202,10 +223,10 @@ func entitlementFirst(e *Env) bool {
 func skipWhereEntitlementFirst(t *T) bool {
 	switch entitlementStance(t.Env) {
 	case entRevoked:
-		t.Skip("status reports the entitlement revoked: the answer would be §4.6 step 2's 403 not_entitled, ahead of the media type (4.6/entitlement-before-media-type judges it)")
+		t.NotApplicable("status reports the entitlement revoked: the answer would be §4.6 step 2's 403 not_entitled, ahead of the media type (4.6/entitlement-before-media-type judges it)")
 		return true
 	case entNever:
-		t.Skip("status reports the entitlement unknown and never checked: the answer would be §4.6 step 2's 503 unavailable, ahead of the media type (4.6/entitlement-before-media-type judges it)")
+		t.NotApplicable("status reports the entitlement unknown and never checked: the answer would be §4.6 step 2's 503 unavailable, ahead of the media type (4.6/entitlement-before-media-type judges it)")
 		return true
 	}
 	return false

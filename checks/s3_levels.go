@@ -1,9 +1,11 @@
 package checks
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
@@ -43,11 +45,11 @@ func aboveLevel(verb string, need int) *Rule {
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			if t.Env.Level == 0 {
-				t.Skip("status declares no level to hold the runner to")
+				t.NotApplicable("status declares no level to hold the runner to")
 				return
 			}
 			if t.Env.Level >= need {
-				t.Skip("the runner declares Level %d, where %s is implemented", t.Env.Level, verb)
+				t.NotApplicable("the runner declares Level %d, where %s is implemented", t.Env.Level, verb)
 				return
 			}
 			ex := t.Do(levelProbe(verb))
@@ -63,15 +65,30 @@ func aboveLevel(verb string, need int) *Rule {
 func atLevel(verb string, need int) *Rule {
 	return &Rule{
 		ID: "3/" + verb + "-implemented", Section: "3", Level: need, Keyword: Must, Binding: Chain, Chain: "the level it reports is the level it implements",
-		Title: fmt.Sprintf("%s is implemented at Level %d and above (no 501, no 404)", verb, need),
+		Title: fmt.Sprintf("%s is implemented at Level %d and above: a body nobody could run is refused, whole (no 501, no 404, no 2xx)", verb, need),
 		Needs: []Need{NeedStatus},
+		// Not answering is itself the breach here: a runner that never
+		// completes a refusal of a body nobody could run has not
+		// implemented the verb, whatever else it does.
 		Probe: func(t *T) {
 			ex := t.Do(levelProbe(verb))
+			if errors.Is(ex.Err, engine.ErrGaveUp) {
+				if prior := t.Session().Unanswered(ex); prior != nil {
+					t.Cite(prior)
+					t.Fail(prior, "POST %s was not sent again: the runner had left refusable requests to it without a whole answer within --timeout (this one: %s), so a Level %d runner never completes a refusal of %s",
+						verb, prior.Brief(), t.Env.Level, verb)
+					return
+				}
+			}
 			switch {
 			case !ex.Answered():
 				t.Fail(ex, "POST %s got no answer", verb)
 			case ex.Status == http.StatusNotImplemented || ex.Status == http.StatusNotFound:
 				t.Fail(ex, "a Level %d runner answered POST %s with %s", t.Env.Level, verb, ex.Brief())
+			case ex.Status >= 200 && ex.Status < 300:
+				t.Fail(ex, "a Level %d runner answered POST %s with %s to a body that is not JSON: implementing %s (§3) means refusing it 400 bad_request (§4.2), and nothing could run on it", t.Env.Level, verb, ex.Brief(), verb)
+			case !engine.Whole(ex):
+				t.Fail(ex, "a Level %d runner answered POST %s with %s and never finished the answer (%v): a refusal of a body nobody could run comes whole at once, so %s is not implemented (§3)", t.Env.Level, verb, ex.Brief(), ex.Err, verb)
 			default:
 				t.Note("answered %s to a body nobody could run", ex.Brief())
 			}

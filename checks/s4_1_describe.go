@@ -44,7 +44,7 @@ var section4_1 = []*Rule{
 			first := t.Env.Describe.Ex
 			second := refetch(t, "describe")
 			if first.Truncated || second.Truncated {
-				t.Skip("describe ran past the checker's body cap (%d bytes), so two reads cannot be compared whole", max(first.Cap, second.Cap))
+				t.Undecided("describe ran past the checker's body cap (%d bytes), so two reads cannot be compared whole", max(first.Cap, second.Cap))
 			}
 			if !bytes.Equal(first.Body, second.Body) {
 				t.Fail(second, "two reads of describe differed (%d and %d bytes); a side effect cannot be proven from outside, so this warns",
@@ -136,7 +136,7 @@ var section4_1 = []*Rule{
 			writes, ok := Path(t.Env.Describe.Obj, "capabilities", "write_tools")
 			list, isList := writes.([]any)
 			if !ok || !isList {
-				t.Skip("describe declares no capabilities.write_tools list")
+				t.NotApplicable("describe declares no capabilities.write_tools list")
 				return
 			}
 			tools, _ := Path(t.Env.Describe.Obj, "capabilities", "tools")
@@ -181,7 +181,7 @@ var section4_1 = []*Rule{
 		Needs: []Need{NeedDescribe},
 		Probe: func(t *T) {
 			if list, _ := t.Env.Describe.Obj["credentials"].([]any); len(list) == 0 {
-				t.Skip("describe declares no credentials")
+				t.NotApplicable("describe declares no credentials")
 				return
 			}
 			found := describeSecrets(t.Env.Describe.Obj)
@@ -312,7 +312,7 @@ var (
 func objectRule(verb string, t *T) {
 	d := docOf(t, verb)
 	if d.Ex.Status != http.StatusOK {
-		t.Skip("GET %s answered %s, so there is no document to judge", verb, d.Ex.Brief())
+		t.SkipFor(d.Ex, "GET %s answered %s, so there is no document to judge", verb, d.Ex.Brief())
 		return
 	}
 	if d.Obj == nil {
@@ -326,7 +326,7 @@ func objectRule(verb string, t *T) {
 func contentTypeRule(verb string, t *T) {
 	ex := docOf(t, verb).Ex
 	if ex.Status != http.StatusOK {
-		t.Skip("GET %s answered %s, so there is no document to judge", verb, ex.Brief())
+		t.SkipFor(ex, "GET %s answered %s, so there is no document to judge", verb, ex.Brief())
 		return
 	}
 	if mt := ex.MediaType(); mt != "application/json" {
@@ -373,7 +373,7 @@ func eachEntry(t *T, member, why string, judge func(at string, m map[string]any)
 	case t.Failed():
 		return
 	case len(list) == 0:
-		t.Skip("describe declares no %s", member)
+		t.NotApplicable("describe declares no %s", member)
 		return
 	}
 	for i, v := range list {
@@ -393,7 +393,7 @@ func describeOutput(t *T, want, why string) map[string]any {
 	}
 	out, _ := t.Env.Describe.Obj["output"].(map[string]any)
 	if ty := Str(out, "type"); ty != want {
-		t.Skip("describe.output.type is %s; applies to %s", quoteOr(ty), want)
+		t.NotApplicable("describe.output.type is %s; applies to %s", quoteOr(ty), want)
 		return nil
 	}
 	return out

@@ -53,13 +53,13 @@ var section4_2 = []*Rule{
 			c := in.missingCase(d.key, true)
 			ex := t.Do(c.request())
 			if ex.Status != http.StatusBadRequest {
-				t.Skip("the request (%s) was answered %s rather than 400, so there is no refusal message to read; 4.2/missing-required judges the answer",
+				t.SkipFor(ex, "the request (%s) was answered %s rather than 400, so there is no refusal message to read; 4.2/missing-required judges the answer",
 					c.what, ex.Brief())
 				return
 			}
 			msg := ex.ErrorMessage()
 			if msg == "" {
-				t.Skip("the 400 carries no error.message to look for the key in; 2.1/envelope judges that")
+				t.NotApplicable("the 400 carries no error.message to look for the key in; 2.1/envelope judges that")
 				return
 			}
 			if !strings.Contains(msg, d.key) {
@@ -242,7 +242,7 @@ func probeRefusalBindsNoKey(t *T) {
 	}
 	switch {
 	case len(unjudged) == 3 && !t.Failed():
-		t.Skip("%s", strings.Join(unjudged, "; "))
+		t.NotApplicable("%s", strings.Join(unjudged, "; "))
 	default:
 		for _, why := range unjudged {
 			t.Note("%s", why)
@@ -460,7 +460,7 @@ func valueRule(id, chain, title string, build func(*inputSet) ([]inputCase, stri
 		Probe: func(t *T) {
 			cases, why := build(readInputs(t.Env.Describe.Obj))
 			if why != "" {
-				t.Skip("%s", why)
+				t.NotApplicable("%s", why)
 				return
 			}
 			for _, c := range cases {
@@ -476,7 +476,7 @@ func requiredOrSkip(t *T, toDo string) (*inputSet, inputDecl, bool) {
 	in := readInputs(t.Env.Describe.Obj)
 	d, ok := in.firstRequired()
 	if !ok {
-		t.Skip("describe declares no required input to %s", toDo)
+		t.NotApplicable("describe declares no required input to %s", toDo)
 	}
 	return in, d, ok
 }
@@ -489,7 +489,7 @@ var needValidationSafe = Need{Name: "validation-safe", Check: func(e *Env) strin
 	}
 	return "a bad value alone would run the agent on a runner skipping the check: needs --execute, " +
 		"or a status publishing a missing credential (such a runner then answers 424)"
-}}
+}, Kind: NeedsOption}
 
 // expectBadRequest sends c to run and requires a 400.
 func expectBadRequest(t *T, c inputCase) {
@@ -518,7 +518,7 @@ func skipUnavailable(t *T, ex *wire.Exchange, what string) bool {
 		return true
 	}
 	if ex.Is(http.StatusServiceUnavailable, "unavailable") {
-		t.Skip("%s was answered 503 unavailable, which a runner may give before its agent starts at any time (at capacity, §4.5, §4.6, or past its entitlement grace, §5.7.4); it does not show how the request was judged",
+		t.Undecided("%s was answered 503 unavailable, which a runner may give before its agent starts at any time (at capacity, §4.5, §4.6, or past its entitlement grace, §5.7.4); it does not show how the request was judged",
 			what)
 		return true
 	}

@@ -57,7 +57,7 @@ var section4_2Run = []*Rule{
 		Probe: func(t *T) {
 			ex := ordinaryRun.Of(t).ex
 			if ex.Status != http.StatusOK {
-				t.Skip("the valid run was answered %s, so there is no run response to judge (4.2/run-response judges that)", ex.Brief())
+				t.SkipFor(ex, "the valid run was answered %s, so there is no run response to judge (4.2/run-response judges that)", ex.Brief())
 				return
 			}
 			if mt := ex.MediaType(); mt != "application/json" {
@@ -102,7 +102,7 @@ var section4_2Run = []*Rule{
 				}
 				id, ok := body["run_id"].(string)
 				if !ok {
-					t.Skip("run %d carried no run_id string; 4.2/run-response judges that", i+1)
+					t.NotApplicable("run %d carried no run_id string; 4.2/run-response judges that", i+1)
 					return
 				}
 				ids, last = append(ids, id), ex
@@ -217,13 +217,13 @@ var section4_2Run = []*Rule{
 			}
 			id, ok := k.first["run_id"].(string)
 			if !ok {
-				t.Skip("the run carried no run_id string to look for; 4.2/run-response judges that")
+				t.NotApplicable("the run carried no run_id string to look for; 4.2/run-response judges that")
 				return
 			}
 			ex := keyedReplays.Of(t).stream
 			switch {
 			case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-				t.Skip("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
+				t.Undecided("the stream was refused 503 unavailable (the runner was at capacity, §4.5)")
 				return
 			case ex.Status != http.StatusOK:
 				t.Fail(ex, "a key answered on run (run_id %q) was sent to stream with the same inputs and answered %s; §4.2 makes one keyspace of both verbs, so this is a replay", id, ex.Brief())
@@ -272,7 +272,7 @@ var section4_2Run = []*Rule{
 			}
 			id, ok := r1["run_id"].(string)
 			if !ok {
-				t.Skip("the stream's done event carried no run_id string to look for; 4.3/done-body judges that")
+				t.NotApplicable("the stream's done event carried no run_id string to look for; 4.3/done-body judges that")
 				return
 			}
 			ex := t.Do(runRequest("run", inputs, key, "the same key and inputs, now on run"))
@@ -285,7 +285,7 @@ var section4_2Run = []*Rule{
 		Needs: keyedNeeds(),
 		Probe: func(t *T) {
 			if t.Env.Level >= protocol.LevelOf(protocol.Stream) {
-				t.Skip("the runner declares Level %d: stream is implemented, so there is no 501 to provoke", t.Env.Level)
+				t.NotApplicable("the runner declares Level %d: stream is implemented, so there is no 501 to provoke", t.Env.Level)
 				return
 			}
 			inputs, ok := validOrSkip(t, false)
@@ -295,7 +295,7 @@ var section4_2Run = []*Rule{
 			key := freshKey()
 			refused := post(t, runRequest("stream", inputs, key, "a valid stream, above this runner's level, under a fresh Idempotency-Key"))
 			if !refused.Is(http.StatusNotImplemented, "not_implemented") {
-				t.Skip("the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
+				t.SkipFor(refused, "the stream was answered %s, not 501 not_implemented, so no 501 was made to test the key against; 3/stream-above-level judges that answer", refused.Brief())
 				return
 			}
 			spend(t, 1)
@@ -308,10 +308,10 @@ var section4_2Run = []*Rule{
 			case ex.Status == http.StatusOK && skipTruncated(t, ex, "run"):
 			case ex.Status == http.StatusOK:
 				if _, ok := ex.Object()["run_id"].(string); !ok {
-					t.Skip("the run was answered 200 without a run_id string; 4.2/run-response judges that")
+					t.NotApplicable("the run was answered 200 without a run_id string; 4.2/run-response judges that")
 				}
 			default:
-				t.Skip("the run under the key was answered %s, which says nothing about the key; no result to judge", ex.Brief())
+				t.SkipFor(ex, "the run under the key was answered %s, which says nothing about the key; no result to judge", ex.Brief())
 			}
 		},
 	},
@@ -323,7 +323,7 @@ var section4_2Run = []*Rule{
 func judgeReplay(t *T, ex *wire.Exchange, first map[string]any, repeat string) {
 	switch {
 	case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-		t.Skip("%s: refused 503 unavailable (the runner was at capacity, §4.5)", repeat)
+		t.Undecided("%s: refused 503 unavailable (the runner was at capacity, §4.5)", repeat)
 		return
 	case ex.Status != http.StatusOK:
 		t.Fail(ex, "%s: got %s; §4.2 requires the first execution's result", repeat, ex.Brief())
@@ -352,7 +352,7 @@ func keyHeld(t *T, answered time.Time) (string, bool) {
 	gap := time.Since(answered)
 	v, _ := Path(t.Env.Status.Obj, "limits", "idempotency_retention_seconds")
 	if n, ok := AsInt(v); ok && gap > time.Duration(n)*time.Second {
-		t.Skip("the key was answered %s ago, longer than the %ds status.limits.idempotency_retention_seconds declares: the runner may have forgotten it", gap.Round(time.Millisecond), n)
+		t.NotApplicable("the key was answered %s ago, longer than the %ds status.limits.idempotency_retention_seconds declares: the runner may have forgotten it", gap.Round(time.Millisecond), n)
 		return "", false
 	}
 	return fmt.Sprintf("%d ms", gap.Milliseconds()), true
@@ -402,7 +402,7 @@ func streamKey(t *T) (key string, result map[string]any, gap string, ok bool) {
 // carries. Anything else skips the rule: the 4.3 rules judge the stream.
 func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 	if ex.Status != http.StatusOK {
-		t.Skip("the stream was answered %s, not 200, so there is no result to judge; 4.3/media-type judges the answer", ex.Brief())
+		t.SkipFor(ex, "the stream was answered %s, not 200, so there is no result to judge; 4.3/media-type judges the answer", ex.Brief())
 		return nil, false
 	}
 	s, ok := readStream(t, ex)
@@ -412,6 +412,6 @@ func doneBody(t *T, ex *wire.Exchange) (map[string]any, bool) {
 	if body := payload(lastEvent(s, "done")); body != nil {
 		return body, true
 	}
-	t.Skip("the stream carried no done event with a JSON object, so there is no result to judge; the 4.3 rules judge its events")
+	t.NotApplicable("the stream carried no done event with a JSON object, so there is no result to judge; the 4.3 rules judge its events")
 	return nil, false
 }

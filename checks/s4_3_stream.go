@@ -113,7 +113,7 @@ var section4_3 = []*Rule{
 		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
 			id := eventRunID(firstEvent(s, "start"))
 			if id == "" {
-				t.Skip("no start event carries a run_id string to compare with; 4.3/start-first and 4.3/event-payloads judge that")
+				t.NotApplicable("no start event carries a run_id string to compare with; 4.3/start-first and 4.3/event-payloads judge that")
 				return
 			}
 			compared := 0
@@ -128,7 +128,7 @@ var section4_3 = []*Rule{
 				}
 			}
 			if compared < 2 {
-				t.Skip("no done event carries a run_id to compare with start's (the stream ended in error, or done lacks it: 4.3/done-body judges that)")
+				t.NotApplicable("no done event carries a run_id to compare with start's (the stream ended in error, or done lacks it: 4.3/done-body judges that)")
 			}
 		}),
 		Requires: []Dep{ordinaryStream},
@@ -141,7 +141,7 @@ var section4_3 = []*Rule{
 			value, ok := Path(payload(lastEvent(s, "done")), "output", "value")
 			want, isString := value.(string)
 			if !ok || !isString {
-				t.Skip("the stream has no done carrying an output.value string, so there is no final output for deltas to add up to (§4.5); 4.3/ends-once and 4.3/done-body judge the ending")
+				t.NotApplicable("the stream has no done carrying an output.value string, so there is no final output for deltas to add up to (§4.5); 4.3/ends-once and 4.3/done-body judge the ending")
 				return
 			}
 			var b strings.Builder
@@ -237,7 +237,7 @@ var section4_3 = []*Rule{
 				}
 			}
 			if judgeDone(t, ex, s) == 0 {
-				t.Skip("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
+				t.NotApplicable("the stream carried no done event with a JSON payload (it ended in error, or without an ending: 4.3/ends-once judges that)")
 			}
 		}),
 		Requires: []Dep{ordinaryStream},
@@ -326,7 +326,7 @@ func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T)
 	return func(t *T) {
 		ex := ordinaryStream.Of(t).ex
 		if ex.Status != http.StatusOK {
-			t.Skip("the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
+			t.SkipFor(ex, "the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
 			return
 		}
 		if s, ok := readStream(t, ex); ok {

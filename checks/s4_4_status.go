@@ -40,7 +40,7 @@ var section4_4 = []*Rule{
 			case "active", "revoked":
 				schemaFindings(t, "status", t.Env.Status.Ex, t.Env.Status.Obj)
 			default:
-				t.Skip("entitlement.state is %s; the members are required only for active and revoked",
+				t.NotApplicable("entitlement.state is %s; the members are required only for active and revoked",
 					quoteOr(Str(t.Env.Status.Obj, "entitlement", "state")))
 			}
 		},
@@ -58,7 +58,7 @@ var section4_4 = []*Rule{
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			if t.Env.Level != 1 {
-				t.Skip("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
+				t.NotApplicable("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
 				return
 			}
 			if st := Str(t.Env.Status.Obj, "state"); st != "ready" {
@@ -72,7 +72,7 @@ var section4_4 = []*Rule{
 		Needs: []Need{NeedStatus},
 		Probe: func(t *T) {
 			if t.Env.Level != 1 {
-				t.Skip("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
+				t.NotApplicable("applies to a Level 1 runner; this one declares Level %d", t.Env.Level)
 				return
 			}
 			if v, ok := t.Env.Status.Obj["idempotent_retry"]; ok {
@@ -91,7 +91,7 @@ var section4_4 = []*Rule{
 			switch n, whole := wholeNumber(v); {
 			case t.Failed():
 			case !ok:
-				t.Skip("status declares no limits.max_concurrent_runs")
+				t.NotApplicable("status declares no limits.max_concurrent_runs")
 			case !whole || n < 1:
 				t.Fail(t.Env.Status.Ex, "limits.max_concurrent_runs is %v; §4.4: at least 1 (a runner that runs nothing says so with its level)", v)
 			default:
@@ -166,9 +166,9 @@ var section4_4 = []*Rule{
 			switch {
 			case t.Failed():
 			case st != "current" && st != "update_available":
-				t.Skip("update.state is %s; the comparison applies to current and update_available", quoteOr(st))
+				t.NotApplicable("update.state is %s; the comparison applies to current and update_available", quoteOr(st))
 			case !okC || !okL:
-				t.Skip("update.current or update.latest is missing (4.4/update-current and 4.4/update-latest judge that)")
+				t.NotApplicable("update.current or update.latest is missing (4.4/update-current and 4.4/update-latest judge that)")
 			case st == "current" && cur != lat:
 				t.Fail(t.Env.Status.Ex, "update.state is current but current %q differs from latest %q; §4.4: they are equal exactly when the state is current", cur, lat)
 			case st == "update_available" && cur == lat:
@@ -190,7 +190,7 @@ var section4_4 = []*Rule{
 			us, es := Str(u, "state"), Str(t.Env.Status.Obj, "entitlement", "state")
 			switch {
 			case us == "" || es == "":
-				t.Skip("update.state or entitlement.state is not a string (4.4/schema judges that)")
+				t.NotApplicable("update.state or entitlement.state is not a string (4.4/schema judges that)")
 			case us == "not_required" && es != "not_required":
 				// Only this direction is decided: a free agent (entitlement
 				// not_required) may still ask a distributor for versions.
@@ -207,7 +207,7 @@ var section4_4 = []*Rule{
 		Probe: func(t *T) {
 			ent, _ := t.Env.Status.Obj["entitlement"].(map[string]any)
 			if st := Str(ent, "state"); st != "not_required" {
-				t.Skip("entitlement.state is %s; applies to not_required", quoteOr(st))
+				t.NotApplicable("entitlement.state is %s; applies to not_required", quoteOr(st))
 				return
 			}
 			if v, ok := ent["checked_at"]; ok {
@@ -222,7 +222,7 @@ var section4_4 = []*Rule{
 		Probe: func(t *T) {
 			ent, _ := t.Env.Status.Obj["entitlement"].(map[string]any)
 			if st := Str(ent, "state"); st != "unknown" {
-				t.Skip("entitlement.state is %s; applies to unknown", quoteOr(st))
+				t.NotApplicable("entitlement.state is %s; applies to unknown", quoteOr(st))
 				return
 			}
 			if at, ok := ent["checked_at"]; ok {
@@ -260,9 +260,9 @@ func updateBlock(t *T, why string) map[string]any {
 	u, ok := t.Env.Status.Obj["update"].(map[string]any)
 	if !ok {
 		if _, present := t.Env.Status.Obj["update"]; present {
-			t.Skip("status.update is not an object (4.4/schema judges that)")
+			t.NotApplicable("status.update is not an object (4.4/schema judges that)")
 		} else {
-			t.Skip("status reports no update check")
+			t.NotApplicable("status reports no update check")
 		}
 		return nil
 	}
@@ -323,7 +323,7 @@ func degradedRule(t *T) {
 		}
 	}
 	if !judged && !t.Failed() {
-		t.Skip("status publishes no credentials detail, and state %s alone cannot be held against describe here", quoteOr(state))
+		t.NotApplicable("status publishes no credentials detail, and state %s alone cannot be held against describe here", quoteOr(state))
 	}
 }
 

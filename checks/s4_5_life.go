@@ -77,7 +77,7 @@ var section4_5 = []*Rule{
 				notes = append(notes, fmt.Sprintf("%d of %d polls inside the %s %s said running", len(mid)-len(off), len(mid), ms(sp.length()), verb))
 			}
 			if !polled {
-				t.Skip("no run lasted long enough to be polled: %s", strings.Join(notes, "; "))
+				t.NotApplicable("no run lasted long enough to be polled: %s", strings.Join(notes, "; "))
 			}
 			t.Note("%s", strings.Join(notes, "; "))
 		},
@@ -91,7 +91,7 @@ var section4_5 = []*Rule{
 			w := lifeRun(t)
 			ex := w.ex
 			if _, ok := spanOf(ex); !ok {
-				t.Skip("the valid request was answered %s, so no run was in flight to end", ex.Brief())
+				t.SkipFor(ex, "the valid request was answered %s, so no run was in flight to end", ex.Brief())
 			}
 			p, ok := w.after, w.settled
 			t.Cite(p.ex)
@@ -114,9 +114,9 @@ var section4_5 = []*Rule{
 			case o.refused != nil:
 				t.Note("of %d runs started at once, one was refused %s after %s", n+1, o.refused.Brief(), ms(o.refused.Elapsed))
 			case len(o.other) > 0:
-				t.Skip("of %d runs started at once, one was answered %s, which only 503 unavailable means for a runner at capacity (§4.5); the §2.1 rules judge that answer", n+1, o.other[0].Brief())
+				t.NotApplicable("of %d runs started at once, one was answered %s, which only 503 unavailable means for a runner at capacity (§4.5); the §2.1 rules judge that answer", n+1, o.other[0].Brief())
 			case !o.truly:
-				t.Skip("all %d runs started at once were accepted, but they did not overlap: %s", n+1, o.why)
+				t.NotApplicable("all %d runs started at once were accepted, but they did not overlap: %s", n+1, o.why)
 			default:
 				t.Fail(o.last, "status declares max_concurrent_runs %d, yet %d runs were in flight at once and all were accepted (%s); §4.5 makes the declared number the ceiling", n, n+1, o.why)
 			}
@@ -133,9 +133,9 @@ var section4_5 = []*Rule{
 			case o.refused != nil:
 				t.Note("of two runs started at once, one was refused %s: this runner does not let runs overlap", o.refused.Brief())
 			case len(o.other) > 0:
-				t.Skip("of two runs started at once, one was answered %s, so no overlap was shown", o.other[0].Brief())
+				t.NotApplicable("of two runs started at once, one was answered %s, so no overlap was shown", o.other[0].Brief())
 			case !o.truly:
-				t.Skip("both runs started at once were accepted, but they did not overlap: %s", o.why)
+				t.NotApplicable("both runs started at once were accepted, but they did not overlap: %s", o.why)
 			default:
 				t.Fail(o.last, "two runs were in flight at once (%s), and status declares no limits.max_concurrent_runs; §4.5 asks a runner permitting overlap to say how much", o.why)
 			}
@@ -157,14 +157,14 @@ var section4_5 = []*Rule{
 				spend(t, 1)
 				again := t.Do(lifeRequest(t, protocol.Run, "", "a valid run again, timed against the declared max_run_seconds: is the first one's overrun confirmed?"))
 				if again.Status != http.StatusOK || again.Elapsed <= limitReach(t, l) {
-					t.Skip("a run answered 200 after %s, past the declared max_run_seconds of %d, but a second took %s and was answered %s: not confirmed", ms(ex.Elapsed), l, ms(again.Elapsed), again.Brief())
+					t.NotApplicable("a run answered 200 after %s, past the declared max_run_seconds of %d, but a second took %s and was answered %s: not confirmed", ms(ex.Elapsed), l, ms(again.Elapsed), again.Brief())
 				}
 				t.Fail(again, "two valid runs were answered 200 after %s and %s, past the declared max_run_seconds of %d plus %s slack: the limit status declares is not imposed (§4.4, §4.5)",
 					ms(ex.Elapsed), ms(again.Elapsed), l, ms(limitSlack(t, l)))
 			case ex.Status == http.StatusOK:
-				t.Skip("the run took %s, within the declared max_run_seconds of %d: nothing shows whether the limit is imposed", ms(ex.Elapsed), l)
+				t.NotApplicable("the run took %s, within the declared max_run_seconds of %d: nothing shows whether the limit is imposed", ms(ex.Elapsed), l)
 			case !ex.Answered() || ex.Elapsed < nearLimit(l):
-				t.Skip("the run was answered %s after %s, before it could reach the declared limit of %d s", ex.Brief(), ms(ex.Elapsed), l)
+				t.NotApplicable("the run was answered %s after %s, before it could reach the declared limit of %d s", ex.Brief(), ms(ex.Elapsed), l)
 			default:
 				t.Note("the run was stopped %s after it was sent (%s), against a declared limit of %d s", ms(ex.Elapsed), ex.Brief(), l)
 			}
@@ -180,12 +180,12 @@ var section4_5 = []*Rule{
 			ex := ordinaryRun.Of(t).ex
 			switch {
 			case ex.Status == http.StatusOK:
-				t.Skip("the run was answered 200 after %s, so it was not stopped at the limit (4.5/max-run-enforced judges a run let past it)", ms(ex.Elapsed))
+				t.NotApplicable("the run was answered 200 after %s, so it was not stopped at the limit (4.5/max-run-enforced judges a run let past it)", ms(ex.Elapsed))
 			case !ex.Answered() || ex.Elapsed < nearLimit(l):
-				t.Skip("the run was answered %s after %s, before it could reach the declared limit of %d s", ex.Brief(), ms(ex.Elapsed), l)
+				t.NotApplicable("the run was answered %s after %s, before it could reach the declared limit of %d s", ex.Brief(), ms(ex.Elapsed), l)
 			case ex.Is(http.StatusGatewayTimeout, "run_timeout"):
 			case ex.Elapsed > stopWindow(l):
-				t.Skip("the run was answered %s after %s, well past the declared limit of %d s: not a stop at the limit", ex.Brief(), ms(ex.Elapsed), l)
+				t.NotApplicable("the run was answered %s after %s, well past the declared limit of %d s: not a stop at the limit", ex.Brief(), ms(ex.Elapsed), l)
 			default:
 				t.Fail(ex, "a run was answered %s after %s, as its declared max_run_seconds of %d ran out; a run stopped at its limit is answered 504 run_timeout, which tells a client its agent did not fail (§4.5, §2.1)",
 					ex.Brief(), ms(ex.Elapsed), l)
@@ -201,7 +201,7 @@ var section4_5 = []*Rule{
 			l := maxRunLimit(t)
 			ex := ordinaryRun.Of(t).ex
 			if !ex.Is(http.StatusGatewayTimeout, "run_timeout") {
-				t.Skip("the run was answered %s after %s, not stopped at its limit", ex.Brief(), ms(ex.Elapsed))
+				t.NotApplicable("the run was answered %s after %s, not stopped at its limit", ex.Brief(), ms(ex.Elapsed))
 			}
 			d, _ := ex.ErrorDetail().(map[string]any)
 			if v, ok := wholeNumber(d["max_run_seconds"]); !ok || int(v) != l {
@@ -222,20 +222,20 @@ var section4_5 = []*Rule{
 					t.Fail(ex, "the stream was answered %s after %s, as its declared limit of %d s ran out; on a stream a run is under way once start is written, and the timeout arrives as an error event (§4.5)", ex.Brief(), ms(ex.Elapsed), l)
 					return
 				}
-				t.Skip("the stream was answered %s after %s; no run reached the limit", ex.Brief(), ms(ex.Elapsed))
+				t.NotApplicable("the stream was answered %s after %s; no run reached the limit", ex.Brief(), ms(ex.Elapsed))
 			}
 			sp, ok := spanOf(ex)
 			if !ok {
-				t.Skip("the stream carried no start event (4.3/start-first judges that)")
+				t.NotApplicable("the stream carried no start event (4.3/start-first judges that)")
 			}
 			end := sp.ended.Sub(ex.Sent)
 			switch {
 			case sp.terminal == nil && end >= nearLimit(l) && end <= stopWindow(l):
 				t.Fail(ex, "the stream ended %s after it was sent, as the declared limit of %d s ran out, with no error event; §4.5 ends a stream stopped at its limit with an error event carrying run_timeout", ms(end), l)
 			case sp.terminal == nil:
-				t.Skip("the stream did not end with done or error within what the checker read (%v)", ex.Err)
+				t.Undecided("the stream did not end with done or error within what the checker read (%v)", ex.Err)
 			case end < nearLimit(l):
-				t.Skip("the stream ended with %s after %s, before it could reach the declared limit of %d s", sp.terminal.Name, ms(end), l)
+				t.NotApplicable("the stream ended with %s after %s, before it could reach the declared limit of %d s", sp.terminal.Name, ms(end), l)
 			case sp.terminal.Name == "done":
 				t.Fail(ex, "the stream ran %s, past the declared max_run_seconds of %d, and ended with done; §4.5 stops it at the limit with an error event carrying run_timeout", ms(end), l)
 			default:
@@ -263,7 +263,7 @@ var section4_5 = []*Rule{
 				}
 				seen = append(seen, fmt.Sprintf("the %s was answered %s after %s", verbOf(w.ex), w.ex.Brief(), ms(w.ex.Elapsed)))
 			}
-			t.Skip("%s, not stopped at a time limit: nothing shows an undeclared one", strings.Join(seen, "; "))
+			t.NotApplicable("%s, not stopped at a time limit: nothing shows an undeclared one", strings.Join(seen, "; "))
 		},
 		Requires: lifeRuns(),
 	},
@@ -282,7 +282,7 @@ var section4_5 = []*Rule{
 					t.Fail(again, "%s (seen on two streams; the first: %s); §4.3 writes each event as soon as it is complete", held2, held)
 					return
 				}
-				t.Skip("the first stream showed held-back events (%s), the second did not: not confirmed", held)
+				t.NotApplicable("the first stream showed held-back events (%s), the second did not: not confirmed", held)
 			case looks != "":
 				t.Warn(ex, "%s; §4.3 writes each event as soon as it is complete (inferred: nothing the runner sent shows when its events were complete)", looks)
 			}
@@ -298,7 +298,7 @@ var section4_5 = []*Rule{
 			full := tracked(t, lifeRun(t), verb)
 			bound := full / 2
 			if bound < 2*pollEvery(t) {
-				t.Skip("a whole run takes %s: too short to tell an abort from a run ending on its own", ms(full))
+				t.NotApplicable("a whole run takes %s: too short to tell an abort from a run ending on its own", ms(full))
 			}
 			verbs := []string{protocol.Run}
 			if verb == protocol.Stream {
@@ -315,7 +315,7 @@ var section4_5 = []*Rule{
 					t.Cite(ex)
 				}
 				if !errors.Is(ex.Err, wire.ErrHungUp) {
-					t.Skip("the %s meant to be abandoned was answered %s after %s, before the checker hung up", v, ex.Brief(), ms(ex.Elapsed))
+					t.NotApplicable("the %s meant to be abandoned was answered %s after %s, before the checker hung up", v, ex.Brief(), ms(ex.Elapsed))
 				}
 				if _, ok := awaitState(t, left.Add(bound), notRunning); ok {
 					t.Note("the %s abandoned %s after it was sent (%s) was off status within %s", v, ms(left.Sub(ex.Sent)), abandonedAt(v), ms(time.Since(left)))
@@ -345,14 +345,14 @@ var section4_5 = []*Rule{
 			ex := a.ex
 			sp, ok := spanOf(ex)
 			if !ok || sp.runID == "" || !errors.Is(ex.Err, wire.ErrHungUp) {
-				t.Skip("the stream meant to be abandoned gave no start event with a run_id to follow (answered %s)", ex.Brief())
+				t.SkipFor(ex, "the stream meant to be abandoned gave no start event with a run_id to follow (answered %s)", ex.Brief())
 			}
 			// The later request is the check's second run, sent with the
 			// same inputs once the abandoned run would have ended (see
 			// secondRun); the ordinary stream is a whole run beside it.
 			whole, next := ordinaryStream.Of(t).ex, secondRun.Of(t)
 			if _, ok := spanOf(next); !ok {
-				t.Skip("the run sent after the abandoned stream was answered %s, so it shows no run to compare", next.Brief())
+				t.SkipFor(next, "the run sent after the abandoned stream was answered %s, so it shows no run to compare", next.Brief())
 			}
 			// A run_id seen again means a late delivery only from a runner
 			// that mints a fresh one per run.
@@ -363,7 +363,7 @@ var section4_5 = []*Rule{
 				}
 			}
 			if len(ids) < 2 {
-				t.Skip("every stream here was answered run_id %q: this runner's run_ids do not tell runs apart (4.2/run-id-unique judges that)", sp.runID)
+				t.NotApplicable("every stream here was answered run_id %q: this runner's run_ids do not tell runs apart (4.2/run-id-unique judges that)", sp.runID)
 			}
 			if lateDelivery(t, ex, gone) {
 				return
@@ -396,12 +396,12 @@ var section4_5 = []*Rule{
 			t.Cite(repeat)
 			switch {
 			case endOf(ex).Before(repeat.Sent):
-				t.Skip("the first run was answered %s after %s, before the repeat was sent", ex.Brief(), ms(ex.Elapsed))
+				t.NotApplicable("the first run was answered %s after %s, before the repeat was sent", ex.Brief(), ms(ex.Elapsed))
 			case errors.Is(repeat.Err, wire.ErrHungUp):
 				t.Fail(repeat, "the repeat of a key whose first run was in flight was still unanswered after %s, past the declared max_run_seconds of %d plus %s slack (the first was answered %s after %s); §4.2 asks a runner holding a repeat to bound the wait by that limit",
 					ms(repeat.Elapsed), l, ms(stopWindow(l)-time.Duration(l)*time.Second), ex.Brief(), ms(ex.Elapsed))
 			case !repeat.Answered():
-				t.Skip("the repeat got no answer (%v)", repeat.Err)
+				t.Undecided("the repeat got no answer (%v)", repeat.Err)
 			case repeat.Status == http.StatusOK && ex.Status == http.StatusOK && repeat.Object()["run_id"] != ex.Object()["run_id"]:
 				t.Note("the repeat ran the agent again (run_id %s beside %s), which §4.2 allows a runner that does not hold", show(repeat.Object()["run_id"]), show(ex.Object()["run_id"]))
 			default:
@@ -485,7 +485,7 @@ func timedOut(ex *wire.Exchange) bool {
 func (w *watchedRun) lived(t *T, verb string) (span, []poll) {
 	sp, ok := spanOf(w.ex)
 	if !ok {
-		t.Skip("the valid %s was answered %s, so no run was in flight to observe", verb, w.ex.Brief())
+		t.SkipFor(w.ex, "the valid %s was answered %s, so no run was in flight to observe", verb, w.ex.Brief())
 	}
 	return sp, w.polls
 }
@@ -500,10 +500,10 @@ func tracked(t *T, w *watchedRun, verb string) time.Duration {
 		running = running || p.state == "running"
 	}
 	if !running {
-		t.Skip("status never answered running during a whole %s run of %s (%d polls), so it cannot show what became of an abandoned one", verb, ms(sp.length()), len(polls))
+		t.NotApplicable("status never answered running during a whole %s run of %s (%d polls), so it cannot show what became of an abandoned one", verb, ms(sp.length()), len(polls))
 	}
 	if !w.settled {
-		t.Skip("status still answered %s after a whole run ended (4.4/running-ends judges that), so it cannot show an abort", orAnswer(w.after))
+		t.NotApplicable("status still answered %s after a whole run ended (4.4/running-ends judges that), so it cannot show an abort", orAnswer(w.after))
 	}
 	return sp.length()
 }
@@ -527,7 +527,7 @@ func orAnswer(p poll) string {
 // events arrived spread out, or the run was too quick to tell.
 func heldBack(t *T, ex *wire.Exchange) (held, looks string) {
 	if ex.Status != http.StatusOK || ex.SSE == nil {
-		t.Skip("the valid stream was answered %s, so there are no events to time", ex.Brief())
+		t.NotApplicable("the valid stream was answered %s, so there are no events to time", ex.Brief())
 	}
 	var evs []*wire.SSEEvent
 	for i := range ex.SSE.Events {
@@ -536,12 +536,12 @@ func heldBack(t *T, ex *wire.Exchange) (held, looks string) {
 		}
 	}
 	if len(evs) < 2 {
-		t.Skip("the stream carried %d event(s): nothing to time", len(evs))
+		t.NotApplicable("the stream carried %d event(s): nothing to time", len(evs))
 	}
 	last := evs[len(evs)-1]
 	total := last.At
 	if total < minTimedRun {
-		t.Skip("the stream ended %s after it was sent, under the %s it takes to tell events written as they happen from events held back", ms(total), ms(minTimedRun))
+		t.NotApplicable("the stream ended %s after it was sent, under the %s it takes to tell events written as they happen from events held back", ms(total), ms(minTimedRun))
 	}
 	burst := max(50*time.Millisecond, total/10)
 	// The longest step the runner itself reports: the run lasted at least

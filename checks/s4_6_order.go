@@ -149,13 +149,13 @@ var section4_6 = []*Rule{
 				switch {
 				case ex.Is(http.StatusFailedDependency, "missing_credential"):
 				case ex.Is(http.StatusServiceUnavailable, "unavailable"):
-					t.Skip("POST %s answered 503 unavailable, a refusal (capacity, §4.5, or an entitlement past its grace) that may come before step 5; nothing to judge", verb)
+					t.Undecided("POST %s answered 503 unavailable, a refusal (capacity, §4.5, or an entitlement past its grace) that may come before step 5; nothing to judge", verb)
 					return
 				case ex.Status >= 200 && ex.Status < 300, ex.Is(http.StatusInternalServerError, "agent_error"):
 					t.Fail(ex, "status publishes a missing credential, yet POST %s with a complete request answered %s: the agent was started. §4.6 step 5 requires 424 missing_credential before it starts",
 						verb, ex.Brief())
 				case ex.Is(http.StatusBadRequest, "") && len(unsure) > 0:
-					t.Skip("POST %s answered %s; the request may break validation members the checker does not know (%s)", verb, ex.Brief(), strings.Join(unsure, ", "))
+					t.NotApplicable("POST %s answered %s; the request may break validation members the checker does not know (%s)", verb, ex.Brief(), strings.Join(unsure, ", "))
 					return
 				case ex.Is(http.StatusBadRequest, ""):
 					t.Fail(ex, "POST %s, built to satisfy every declaration in describe, answered %s: either the runner refuses inputs its own describe admits, or it never reached §4.6 step 5 (424 missing_credential)",
@@ -182,7 +182,7 @@ var section4_6 = []*Rule{
 			}
 			ex := t.Do(r)
 			if !ex.Is(http.StatusFailedDependency, "missing_credential") {
-				t.Skip("run answered %s, not a 424 missing_credential to read (4.6/missing-credential judges that)", ex.Brief())
+				t.SkipFor(ex, "run answered %s, not a 424 missing_credential to read (4.6/missing-credential judges that)", ex.Brief())
 				return
 			}
 			body, _ := ex.JSON()
@@ -236,7 +236,7 @@ var (
 // rules judge those postures.
 func skipUnlessInForce(t *T) bool {
 	if entitlementBars(t.Env) {
-		t.Skip("status reports the entitlement %s, which §4.6 answers first (step 2); the 4.6/entitlement-* rules judge this posture", entitlementWords(t.Env))
+		t.NotApplicable("status reports the entitlement %s, which §4.6 answers first (step 2); the 4.6/entitlement-* rules judge this posture", entitlementWords(t.Env))
 		return true
 	}
 	return false
@@ -246,7 +246,7 @@ func skipUnlessInForce(t *T) bool {
 // is unknown with a checked_at: it may be past its grace (see entUndecided).
 func skipPastGrace(t *T, ex *wire.Exchange) bool {
 	if entitlementStance(t.Env) == entUndecided && ex.Is(http.StatusServiceUnavailable, "unavailable") {
-		t.Skip("status reports the entitlement unknown with a checked_at, and %s answered 503 unavailable: the runner may be past its grace (§5.7), which §4.6 answers first",
+		t.Undecided("status reports the entitlement unknown with a checked_at, and %s answered 503 unavailable: the runner may be past its grace (§5.7), which §4.6 answers first",
 			ex.RequestLine())
 		return true
 	}
@@ -264,9 +264,9 @@ func verbsAboveOrSkip(t *T) []string {
 	}
 	switch {
 	case t.Env.Level == 0:
-		t.Skip("status declares no level, so no verb is known to sit above it")
+		t.NotApplicable("status declares no level, so no verb is known to sit above it")
 	case len(out) == 0:
-		t.Skip("the runner declares Level %d: no verb sits above it", t.Env.Level)
+		t.NotApplicable("the runner declares Level %d: no verb sits above it", t.Env.Level)
 	}
 	return out
 }
@@ -355,7 +355,7 @@ func refusableBodies(t *T, verb string) []wire.Request {
 func completeRequest(t *T, verb string) (r wire.Request, unsure []string, ok bool) {
 	inputs, unsure, why := readInputs(t.Env.Describe.Obj).complete("conformance probe " + t.Rule.ID)
 	if why != "" {
-		t.Skip("cannot build a request valid in every other respect: %s", why)
+		t.NotApplicable("cannot build a request valid in every other respect: %s", why)
 		return r, nil, false
 	}
 	return runRequest(verb, inputs, "", "complete and valid per describe; sent only because status publishes a missing credential"), unsure, true

@@ -25,7 +25,7 @@ var section5 = []*Rule{
 					// §4.5's capacity refusal shares this answer; it is
 					// plausible only while runs are in flight.
 					if st := refetch(t, "status").Object(); Str(st, "state") == "running" {
-						t.Skip("POST %s answered 503 unavailable while status reports runs in flight: a capacity refusal (§4.5) looks the same", verb)
+						t.Undecided("POST %s answered 503 unavailable while status reports runs in flight: a capacity refusal (§4.5) looks the same", verb)
 						return
 					}
 					t.Warn(ex, "status reports entitlement not_required and no run in flight, yet POST %s answered %s: with no distributor there is nothing to wait for (§5.1; inferred: a 503 is not shown to be on entitlement grounds)",
@@ -44,13 +44,13 @@ var section5 = []*Rule{
 		Probe: func(t *T) {
 			ex := t.Do(notAnObject(t, "run"))
 			if !ex.Is(http.StatusForbidden, "not_entitled") {
-				t.Skip("run answered %s, not the 403 not_entitled that may carry the date (5.7.4/revoked-run judges that)", ex.Brief())
+				t.SkipFor(ex, "run answered %s, not the 403 not_entitled that may carry the date (5.7.4/revoked-run judges that)", ex.Brief())
 				return
 			}
 			detail, _ := ex.ErrorDetail().(map[string]any)
 			v, has := detail["access_ends_at"]
 			if !has {
-				t.Skip("the 403 carries no error.detail.access_ends_at, which §5.3 leaves optional")
+				t.NotApplicable("the 403 carries no error.detail.access_ends_at, which §5.3 leaves optional")
 				return
 			}
 			// The schema's date-time format is RFC 3339's own grammar (lower

@@ -19,6 +19,9 @@ func suite() engine.Suite[*Env] {
 		// The rules that start the agent overlap as far as the runner
 		// says it takes runs at once (runfacts.go).
 		AgentSlots: agentSlots,
+		// Every default probe is a request a conforming runner refuses
+		// before its agent starts: a 2xx to one is a breach from its head.
+		HeadDecides: true,
 	}
 }
 
@@ -50,6 +53,6 @@ func unauthenticated(t *T) {
 			return
 		}
 	}
-	t.Drop(fmt.Sprintf("%s was answered 401 unauthorized: the runner requires inbound authentication there (§7); pass --header 'Authorization: …' to decide this rule",
+	t.Drop(engine.NeedsOption, fmt.Sprintf("%s was answered 401 unauthorized: the runner requires inbound authentication there (§7); pass --header 'Authorization: …' to decide this rule",
 		findings[0].Ex.RequestLine()))
 }

@@ -1,12 +1,12 @@
-// Package levels turns rule results into a level verdict: the level the
-// runner declares in status (§3, §4.4), and whether every binding rule at or
-// below it held.
+// Package levels is the runner check's verdict: the level the runner
+// declares in status (§3, §4.4), and whether every binding rule at or
+// below it held, and was decided.
 package levels
 
 import (
 	"fmt"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 )
 
 // Names are the §3 level names.
@@ -16,46 +16,63 @@ var Names = map[int]string{1: "Describe", 2: "Execute", 3: "Stream"}
 var Verbs = map[int]string{1: "describe, status", 2: "describe, status, run", 3: "describe, status, run, stream"}
 
 // Verdict is the line a report ends on.
-type Verdict struct {
-	Declared   int  `json:"declared_level"` // 0: status declared no level 1–3
-	Conformant bool `json:"conformant"`
-	Broken     int  `json:"must_broken"` // binding rules at or below the declared level that failed
-	// Baselined counts failures excused by a baseline file.
-	Baselined int    `json:"baselined"`
-	Text      string `json:"text"`
-}
+type Verdict = engine.Verdict
 
-// Decide reads the results. excused names rule IDs whose failure a baseline
-// accepts; they are counted apart and do not break conformance.
-func Decide(declared int, results []checks.Result, excused map[string]bool) Verdict {
-	v := Verdict{Declared: declared}
-	for _, r := range results {
-		if r.Outcome != checks.Fail {
-			continue
-		}
+// Decide reads the records. excused names rule IDs whose failure a baseline
+// accepts; they are counted apart and do not break conformance. A rule at
+// or below the declared level that is undecided keeps the runner from
+// being called conformant: the verdict is then not determined, and names
+// what kept it so.
+func Decide(declared int, records []engine.Record, excused map[string]bool) Verdict {
+	v := Verdict{Declared: declared, Scope: Scope(declared)}
+	var undecided []engine.Record
+	for _, r := range records {
 		if declared != 0 && r.Rule.Level > declared {
 			continue
 		}
-		if excused[r.Rule.ID] {
+		switch {
+		case r.Undecided():
+			v.Undecided++
+			undecided = append(undecided, r)
+		case r.Outcome != engine.Fail:
+		case excused[r.Rule.ID]:
 			v.Baselined++
-			continue
+		default:
+			v.Broken++
 		}
-		v.Broken++
 	}
-	v.Conformant = declared != 0 && v.Broken == 0
+	v.Conformant = declared != 0 && v.Broken == 0 && v.Undecided == 0
 	switch {
 	case declared == 0:
 		v.Text = fmt.Sprintf("No conformance level declared: status must carry level 1, 2 or 3 (§3). %s broken.", plural(v.Broken))
 	case v.Conformant:
 		v.Text = fmt.Sprintf("Conformant at Level %d.", declared)
+	case v.Broken == 0:
+		v.Text = fmt.Sprintf("Not determined at Level %d: %s (%s).", declared, undecidedWords(v.Undecided), engine.Cause(undecided, "the runner"))
 	default:
 		v.Text = fmt.Sprintf("Nonconformant at declared Level %d: %s broken.", declared, plural(v.Broken))
+	}
+	if v.Broken > 0 && v.Undecided > 0 {
+		v.Text += fmt.Sprintf(" (%s as well.)", undecidedWords(v.Undecided))
 	}
 	if v.Baselined > 0 {
 		v.Text += fmt.Sprintf(" (%d known failure%s excused by the baseline.)", v.Baselined, s(v.Baselined))
 	}
 	return v
 }
+
+// Scope is the line a report writes about the declared level.
+func Scope(declared int) string {
+	if declared == 0 {
+		return "Declared level: none"
+	}
+	if name, ok := Names[declared]; ok {
+		return fmt.Sprintf("Declared level: %d — %s (%s)", declared, name, Verbs[declared])
+	}
+	return fmt.Sprintf("Declared level: %d", declared)
+}
+
+func undecidedWords(n int) string { return fmt.Sprintf("%d rule%s undecided", n, s(n)) }
 
 func plural(n int) string { return fmt.Sprintf("%d MUST rule%s", n, s(n)) }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/wire"
@@ -80,7 +81,7 @@ func fixture() *report.Report {
 			Findings:  []checks.Finding{{Message: "the preflight got no answer", Ex: silent}},
 			Exchanges: []*wire.Exchange{silent}},
 		{Rule: rule("4.2/missing-input", "4.2", 2, checks.Must, "run refuses a missing required input", checks.NeedExecute),
-			Outcome: checks.Skip, Reason: "needs --execute: deciding it means running the agent"},
+			Outcome: checks.Skip, Kind: checks.NeedsOption, Reason: "needs --execute: deciding it means running the agent"},
 		{Rule: rule("4.6/order", "4.6", 2, checks.Must, "bad_request is decided before missing_credential"),
 			Outcome: checks.Error, Reason: "the checker failed evaluating this rule: boom\ngoroutine 1 [running]:\nmain.main()",
 			Exchanges: []*wire.Exchange{revoked}, Elapsed: 4 * time.Millisecond},
@@ -105,8 +106,8 @@ func fixture() *report.Report {
 		},
 		Started:  time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Elapsed:  2345 * time.Millisecond,
-		Results:  results,
-		Verdict:  levels.Decide(2, results, baseline),
+		Results:  engine.Records(results),
+		Verdict:  levels.Decide(2, engine.Records(results), baseline),
 		Baseline: baseline,
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 )
@@ -80,9 +81,14 @@ func (f *Fleet) tool() string {
 // FleetCounts tallies a fleet's runners.
 type FleetCounts struct {
 	Runners, Conformant, Nonconformant, Unchecked int
+	// Undetermined are the runners checked whose verdict is not
+	// determined: nothing broken, rules left undecided. They are not
+	// counted as Nonconformant.
+	Undetermined int
 }
 
-// Counts tallies the runners: conformant, not, or not checked at all.
+// Counts tallies the runners: conformant, not, not determined, or not
+// checked at all.
 func (f *Fleet) Counts() FleetCounts {
 	c := FleetCounts{Runners: len(f.Runners)}
 	for _, rn := range f.Runners {
@@ -91,6 +97,8 @@ func (f *Fleet) Counts() FleetCounts {
 			c.Unchecked++
 		case rn.Report.Verdict.Conformant:
 			c.Conformant++
+		case !rn.Report.Verdict.Determined():
+			c.Undetermined++
 		default:
 			c.Nonconformant++
 		}
@@ -109,7 +117,7 @@ func (f *Fleet) Stale() []baseline.Stale {
 			continue
 		}
 		for _, res := range rn.Report.Results {
-			if res.Outcome == checks.Fail && res.Rule != nil {
+			if res.Outcome == engine.Fail && res.Rule.ID != "" {
 				failing[res.Rule.ID] = true
 			}
 		}
@@ -138,7 +146,7 @@ func (f *Fleet) Stale() []baseline.Stale {
 // (Stale), not runner by runner.
 func (f *Fleet) Exit(s Strictness) (code int, message string) {
 	by := map[int][]string{}
-	var unchecked []string
+	var unchecked, undetermined []string
 	each := Strictness{Warn: s.Warn}
 	for _, rn := range f.Runners {
 		if rn.Report == nil {
@@ -147,7 +155,11 @@ func (f *Fleet) Exit(s Strictness) (code int, message string) {
 			continue
 		}
 		c, _ := rn.Report.Exit(each)
-		by[c] = append(by[c], clean(rn.Target))
+		if c == ExitCannotCheck && !rn.Report.Verdict.Determined() && rn.Report.Counts().Error == 0 {
+			undetermined = append(undetermined, clean(rn.Target))
+		} else {
+			by[c] = append(by[c], clean(rn.Target))
+		}
 		code = max(code, c)
 	}
 	n := len(f.Runners)
@@ -157,6 +169,10 @@ func (f *Fleet) Exit(s Strictness) (code int, message string) {
 	}
 	if t := by[ExitCannotCheck]; len(t) > 0 {
 		parts = append(parts, fmt.Sprintf("%d had a rule the checker could not evaluate (%s)", len(t), some(t)))
+	}
+	if len(undetermined) > 0 {
+		parts = append(parts, fmt.Sprintf("%d left rules undecided, so %s not determined (%s)", len(undetermined),
+			either(len(undetermined), "its verdict is", "their verdicts are"), some(undetermined)))
 	}
 	if t := by[ExitBroken]; len(t) > 0 {
 		parts = append(parts, fmt.Sprintf("%d %s (%s)", len(t), either(len(t), "fails", "fail"), some(t)))
@@ -259,7 +275,11 @@ func (t *text) fleetTable(f *Fleet) {
 	}
 	c := f.Counts()
 	t.line("", "")
-	t.line("", fmt.Sprintf("%d conformant  %d nonconformant  %d not checked · took %s", c.Conformant, c.Nonconformant, c.Unchecked, f.Elapsed.Round(time.Millisecond)))
+	undetermined := ""
+	if c.Undetermined > 0 {
+		undetermined = fmt.Sprintf("%d not determined  ", c.Undetermined)
+	}
+	t.line("", fmt.Sprintf("%d conformant  %d nonconformant  %s%d not checked · took %s", c.Conformant, c.Nonconformant, undetermined, c.Unchecked, f.Elapsed.Round(time.Millisecond)))
 }
 
 // FleetFormat identifies the JSON document of a fleet (FORMAT.md); its
@@ -284,6 +304,7 @@ type jsonFleetCounts struct {
 	Conformant    int `json:"conformant"`
 	Nonconformant int `json:"nonconformant"`
 	Unchecked     int `json:"unchecked"`
+	Undetermined  int `json:"undetermined"`
 }
 
 type jsonFleetRunner struct {

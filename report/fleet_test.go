@@ -14,6 +14,7 @@ import (
 	"gotest.tools/v3/golden"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
@@ -26,7 +27,7 @@ func fleetFixture() *report.Fleet {
 	broken := fixture()
 	clean := fixture()
 	clean.Target = "http://127.0.0.1:8788"
-	clean.Results = []checks.Result{broken.Results[0], broken.Results[1], broken.Results[7]}
+	clean.Results = []engine.Record{broken.Results[0], broken.Results[1], broken.Results[7]}
 	clean.Verdict = levels.Decide(3, clean.Results, nil)
 	clean.Baseline = nil
 	return &report.Fleet{
@@ -107,7 +108,7 @@ func TestFleetJSONValidatesAndHoldsEachRunnersReport(t *testing.T) {
 	}
 	assert.NilError(t, json.Unmarshal(out, &doc))
 	assert.Equal(t, doc.Format, report.FleetFormat)
-	assert.DeepEqual(t, doc.Counts, map[string]int{"runners": 3, "conformant": 1, "nonconformant": 1, "unchecked": 1})
+	assert.DeepEqual(t, doc.Counts, map[string]int{"runners": 3, "conformant": 1, "nonconformant": 1, "unchecked": 1, "undetermined": 0})
 	for i, rn := range doc.Runners[:2] {
 		var alone, within any
 		assert.NilError(t, json.Unmarshal(writeJSON(t, f.Runners[i].Report), &alone))

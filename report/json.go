@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
@@ -65,8 +65,10 @@ type jsonOptions struct {
 
 type jsonVerdict struct {
 	Conformant bool   `json:"conformant"`
+	Determined bool   `json:"determined"`
 	MustBroken int    `json:"must_broken"`
 	Baselined  int    `json:"baselined"`
+	Undecided  int    `json:"undecided"`
 	Text       string `json:"text"`
 }
 
@@ -78,6 +80,10 @@ type jsonCounts struct {
 	Skip      int `json:"skip"`
 	Error     int `json:"error"`
 	Baselined int `json:"baselined"`
+	// The SKIPs by kind; they add up to Skip.
+	NotApplicable int `json:"not_applicable"`
+	NeedsOption   int `json:"needs_option"`
+	Undecided     int `json:"undecided"`
 }
 
 type jsonResult struct {
@@ -91,6 +97,7 @@ type jsonResult struct {
 	Title     string          `json:"title"`
 	Needs     []string        `json:"needs"`
 	Outcome   string          `json:"outcome"`
+	Skip      *string         `json:"skip"`
 	Baselined bool            `json:"baselined"`
 	Reason    string          `json:"reason"`
 	Notes     []string        `json:"notes"`
@@ -153,13 +160,16 @@ func WriteJSON(w io.Writer, r *Report) error {
 		DeclaredLevel: r.Verdict.Declared,
 		Verdict: jsonVerdict{
 			Conformant: r.Verdict.Conformant,
+			Determined: r.Verdict.Determined(),
 			MustBroken: r.Verdict.Broken,
 			Baselined:  r.Verdict.Baselined,
+			Undecided:  r.Verdict.Undecided,
 			Text:       r.Verdict.Text,
 		},
 		Counts: jsonCounts{
 			Total: c.Total(), Pass: c.Pass, Fail: c.Fail, Warn: c.Warn,
 			Skip: c.Skip, Error: c.Error, Baselined: c.Baselined,
+			NotApplicable: c.NotApplicable, NeedsOption: c.NeedsOption, Undecided: c.Undecided,
 		},
 		Baseline: r.baselineIDs(),
 		Stale:    make([]string, 0, len(r.Stale)),
@@ -181,18 +191,18 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return enc.Encode(doc)
 }
 
-func jsonResultOf(r *Report, res checks.Result) jsonResult {
+func jsonResultOf(r *Report, res engine.Record) jsonResult {
 	rule := ruleOf(res)
 	out := jsonResult{
 		ID:        rule.ID,
 		Section:   rule.Section,
 		Level:     rule.Level,
 		Keyword:   string(rule.Keyword),
-		Binding:   string(rule.BindingOf()),
+		Binding:   string(rule.Binding),
 		Chain:     rule.Chain,
 		Advisory:  rule.Advisory,
 		Title:     rule.Title,
-		Needs:     rule.NeedNames(),
+		Needs:     nonNil(rule.Needs),
 		Outcome:   string(res.Outcome),
 		Baselined: r.baselined(res),
 		Reason:    res.Reason,
@@ -200,11 +210,15 @@ func jsonResultOf(r *Report, res checks.Result) jsonResult {
 		Findings:  make([]jsonFinding, 0, len(res.Findings)),
 		ElapsedMS: res.Elapsed.Milliseconds(),
 	}
+	if res.Outcome == engine.Skip {
+		kind := string(res.Kind)
+		out.Skip = &kind
+	}
 	for _, f := range res.Findings {
 		out.Findings = append(out.Findings, jsonFinding{Message: f.Message, Inferred: f.Inferred, Evidence: jsonExchangeOf(f.Ex)})
 	}
 	switch {
-	case (res.Outcome == checks.Pass || res.Outcome == checks.Skip) && !r.Options.AllEvidence:
+	case (res.Outcome == engine.Pass || res.Outcome == engine.Skip) && !r.Options.AllEvidence:
 	default:
 		exs := make([]jsonExchange, 0, len(res.Exchanges))
 		for _, ex := range res.Exchanges {

@@ -119,7 +119,8 @@ func TestJSONContent(t *testing.T) {
 	assert.Equal(t, doc.DeclaredLevel, 2)
 	assert.DeepEqual(t, doc.Baseline, []string{"5/revoked"})
 	assert.Equal(t, *doc.Options.Origin, "https://app.example.com")
-	assert.DeepEqual(t, doc.Counts, map[string]int{"total": 8, "pass": 3, "fail": 1, "warn": 1, "skip": 1, "error": 1, "baselined": 1})
+	assert.DeepEqual(t, doc.Counts, map[string]int{"total": 8, "pass": 3, "fail": 1, "warn": 1, "skip": 1, "error": 1, "baselined": 1,
+		"not_applicable": 0, "needs_option": 1, "undecided": 0})
 
 	byID := map[string]int{}
 	for i, r := range doc.Results {

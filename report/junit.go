@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 )
 
 // JUnit mapping (one <testsuite>, one <testcase> per rule):
@@ -21,7 +21,8 @@ import (
 //	           with every finding and its evidence as text
 //	WARN       a passing testcase whose <system-out> carries the warning, so
 //	           a SHOULD never turns a pipeline red
-//	SKIP       <skipped message=reason>
+//	SKIP       <skipped type="not-applicable|needs-option|undecided"
+//	           message=reason>, an undecided one's reason marked so
 //	ERROR      <error type="checker" message=first line of the reason>
 //	baselined  <skipped message="known failure (baseline): …">, the
 //	FAIL       finding in <system-out>
@@ -98,6 +99,7 @@ func (t xmlText) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
 
 type junitSkipped struct {
 	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
 }
 
 // maxMessage caps a message attribute; the full text is in the element.
@@ -131,6 +133,9 @@ func junitSuiteOf(r *Report) junitSuite {
 			{"declared_level", strconv.Itoa(r.Verdict.Declared)},
 			{"conformant", strconv.FormatBool(r.Verdict.Conformant)},
 			{"verdict", r.Verdict.Text},
+			{"skipped_not_applicable", strconv.Itoa(c.NotApplicable)},
+			{"skipped_needs_option", strconv.Itoa(c.NeedsOption)},
+			{"skipped_undecided", strconv.Itoa(c.Undecided)},
 		},
 		SystemOut: xmlText(xmlSafe(clean(r.Verdict.Text) + "\n" + countsLine(c) + "\n")),
 	}
@@ -172,7 +177,7 @@ func writeJUnit(w io.Writer, name, time string, suites []junitSuite) error {
 	return err
 }
 
-func junitCaseOf(r *Report, res checks.Result) junitCase {
+func junitCaseOf(r *Report, res engine.Record) junitCase {
 	rule := ruleOf(res)
 	tc := junitCase{
 		Classname: xmlSafe("§" + clean(rule.Section)),
@@ -180,14 +185,14 @@ func junitCaseOf(r *Report, res checks.Result) junitCase {
 		Time:      seconds(res.Elapsed),
 	}
 	switch res.Outcome {
-	case checks.Pass:
-	case checks.Fail, checks.Warn:
+	case engine.Pass:
+	case engine.Fail, engine.Warn:
 		detail := junitDetail(res)
 		switch {
 		case r.baselined(res):
 			tc.Skipped = &junitSkipped{Message: xmlSafe(clip("known failure (baseline): "+firstMessage(res), maxMessage))}
 			tc.SystemOut = xmlText(xmlSafe(detail))
-		case res.Outcome == checks.Fail:
+		case res.Outcome == engine.Fail:
 			tc.Failure = &junitProblem{
 				Message: xmlSafe(clip(firstMessage(res), maxMessage)),
 				Type:    xmlSafe(clean(string(rule.Keyword))),
@@ -197,8 +202,8 @@ func junitCaseOf(r *Report, res checks.Result) junitCase {
 			tc.SystemOut = xmlText(xmlSafe(fmt.Sprintf("WARN (%s): %s\n%s", clean(string(rule.Keyword)), clean(rule.Title), detail)))
 		}
 		return tc
-	case checks.Skip:
-		tc.Skipped = &junitSkipped{Message: xmlSafe(firstLine(res.Reason, maxMessage))}
+	case engine.Skip:
+		tc.Skipped = &junitSkipped{Message: xmlSafe(firstLine(skipReason(res), maxMessage)), Type: string(res.Kind)}
 	default:
 		tc.Error = &junitProblem{
 			Message: xmlSafe(firstLine(res.Reason, maxMessage)),
@@ -214,14 +219,14 @@ func junitCaseOf(r *Report, res checks.Result) junitCase {
 
 // junitDetail is the findings with their evidence, and the notes, as the
 // plain text report draws them.
-func junitDetail(res checks.Result) string {
+func junitDetail(res engine.Record) string {
 	t := newText(Style{})
 	t.findings("", res, true)
 	t.b.WriteString(notesText(res))
 	return t.b.String()
 }
 
-func notesText(res checks.Result) string {
+func notesText(res engine.Record) string {
 	var b strings.Builder
 	for _, n := range res.Notes {
 		for _, l := range lines(n) {
@@ -231,7 +236,7 @@ func notesText(res checks.Result) string {
 	return b.String()
 }
 
-func firstMessage(res checks.Result) string {
+func firstMessage(res engine.Record) string {
 	if len(res.Findings) == 0 {
 		return ""
 	}

@@ -6,7 +6,7 @@ package report
 import (
 	"strings"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 )
 
 // ResultText is res, a result of r, as WriteText draws it under its
@@ -15,7 +15,7 @@ import (
 // why a MUST only warned, the findings and their evidence, the reason of a
 // SKIP or an ERROR, and the notes. Text from the runner is made safe as in
 // the text report.
-func ResultText(r *Report, res checks.Result, style Style) string {
+func ResultText(r *Report, res engine.Record, style Style) string {
 	t := newText(style)
 	t.result(r, res, 0)
 	var b strings.Builder
@@ -26,7 +26,7 @@ func ResultText(r *Report, res checks.Result, style Style) string {
 }
 
 // Known reports whether res is a FAIL the baseline of r excuses.
-func (r *Report) Known(res checks.Result) bool { return r.baselined(res) }
+func (r *Report) Known(res engine.Record) bool { return r.baselined(res) }
 
 // String is the tally as the text report's footer writes it:
 // "34 pass  0 fail  0 warn  2 skip", errors and known failures added

@@ -3,10 +3,13 @@
 // (WriteJSON, described in FORMAT.md and by the embedded JSON Schema), and
 // JUnit XML for CI test dashboards (WriteJUnit).
 //
-// Every format reads the same Report and none of them judges anything: the
-// outcomes come from checks, the verdict from levels. Assemble builds the
-// Report of a run, and Exit maps it to the exit status the command and the
-// Go API share. Text from the runner
+// Every format reads the same Report and none of them judges anything,
+// whatever the mode: the outcomes come from the mode's rules, as the
+// engine's records (engine.Record), and the verdict from the mode (levels
+// for the runner check, the walk's own package for the entitlement walk).
+// New builds the Report of any mode's run, Assemble that of a runner
+// check, and Exit maps a report to the exit status the command and the Go
+// API share. Text from the runner
 // (bodies, header values, messages quoting them) is untrusted; each writer
 // makes it safe for its medium — no terminal escapes in text, valid UTF-8 in
 // JSON, only XML 1.0 characters in JUnit.
@@ -14,11 +17,13 @@ package report
 
 import (
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 )
@@ -30,23 +35,72 @@ const ToolName = "postern-conformance"
 type Report struct {
 	Tool        string // "postern-conformance"
 	ToolVersion string
-	Target      string // runner origin
-	Schemas     string // which schema set was used: "embedded" or a directory
-	Options     Options
-	Started     time.Time
-	Elapsed     time.Duration
-	Results     []checks.Result
-	Verdict     levels.Verdict
-	Baseline    map[string]bool // rule IDs excused by a baseline (may be nil)
+	// Mode is what was checked, in a word or two, for titles: ModeCheck
+	// for the runner check, or another mode's own ("entitlement walk").
+	Mode     string
+	Target   string // runner origin
+	Schemas  string // which schema set was used: "embedded" or a directory
+	Options  Options
+	Started  time.Time
+	Elapsed  time.Duration
+	Results  []engine.Record
+	Verdict  engine.Verdict
+	Baseline map[string]bool // rule IDs excused by a baseline (may be nil)
 	// Stale are the baseline's entries whose rule was checked and no
 	// longer fails, in the baseline's order.
 	Stale []baseline.Stale
-	// Walk marks the report of an entitlement walk (AssembleWalk).
-	Walk bool
 	// AgentStarts is how many times the check started the agent, by its
 	// own count of the runs it sent that a runner could have executed
 	// (checks.Env.AgentStarts); nil where --execute was not given.
 	AgentStarts *int
+}
+
+// ModeCheck is the Mode of a runner check.
+const ModeCheck = "conformance"
+
+// ModeName is r.Mode, ModeCheck where it is unset.
+func (r *Report) ModeName() string {
+	if r.Mode == "" {
+		return ModeCheck
+	}
+	return r.Mode
+}
+
+// Header is what a mode says about its run besides its records and
+// verdict (see New).
+type Header struct {
+	Mode    string // see Report.Mode; "" is ModeCheck
+	Target  string
+	Schemas string // "" is "embedded"
+	Options Options
+}
+
+// New builds the report of a run of any mode: records are its results as
+// the engine describes them (engine.Records), v the verdict the mode
+// reached on them with bl's excuses (bl.Set()), and bl the baseline held
+// against them (nil for none).
+func New(h Header, records []engine.Record, v engine.Verdict, bl *baseline.Baseline, run Run) *Report {
+	r := &Report{
+		ToolVersion: run.ToolVersion,
+		Mode:        h.Mode,
+		Target:      h.Target,
+		Schemas:     h.Schemas,
+		Options:     h.Options,
+		Started:     run.Started,
+		Elapsed:     run.Elapsed,
+		Results:     records,
+		Verdict:     v,
+		Baseline:    bl.Set(),
+		Stale:       bl.Compare(records).Stale,
+	}
+	r.Options.AllEvidence = r.Options.AllEvidence || run.AllEvidence
+	if r.Mode == "" {
+		r.Mode = ModeCheck
+	}
+	if r.Schemas == "" {
+		r.Schemas = "embedded"
+	}
+	return r
 }
 
 // Options are the choices the user made for the run, as the report shows
@@ -68,8 +122,12 @@ type Options struct {
 }
 
 // Counts tallies outcomes. A FAIL excused by the baseline counts as
-// Baselined, not Fail.
-type Counts struct{ Pass, Fail, Warn, Skip, Error, Baselined int }
+// Baselined, not Fail. Every SKIP counts in Skip and in the count of its
+// kind.
+type Counts struct {
+	Pass, Fail, Warn, Skip, Error, Baselined int
+	NotApplicable, NeedsOption, Undecided    int
+}
 
 // Total is the number of results counted.
 func (c Counts) Total() int { return c.Pass + c.Fail + c.Warn + c.Skip + c.Error + c.Baselined }
@@ -79,19 +137,27 @@ func (r *Report) Counts() Counts {
 	var c Counts
 	for _, res := range r.Results {
 		switch res.Outcome {
-		case checks.Pass:
+		case engine.Pass:
 			c.Pass++
-		case checks.Fail:
+		case engine.Fail:
 			if r.baselined(res) {
 				c.Baselined++
 			} else {
 				c.Fail++
 			}
-		case checks.Warn:
+		case engine.Warn:
 			c.Warn++
-		case checks.Skip:
+		case engine.Skip:
 			c.Skip++
-		default: // checks.Error, and anything the engine never produces
+			switch res.Kind {
+			case engine.NotApplicable:
+				c.NotApplicable++
+			case engine.NeedsOption:
+				c.NeedsOption++
+			default:
+				c.Undecided++
+			}
+		default: // engine.Error, and anything the engine never produces
 			c.Error++
 		}
 	}
@@ -99,8 +165,8 @@ func (r *Report) Counts() Counts {
 }
 
 // baselined reports whether res is a FAIL the baseline excuses.
-func (r *Report) baselined(res checks.Result) bool {
-	return res.Outcome == checks.Fail && res.Rule != nil && r.Baseline[res.Rule.ID]
+func (r *Report) baselined(res engine.Record) bool {
+	return res.Outcome == engine.Fail && res.Rule.ID != "" && r.Baseline[res.Rule.ID]
 }
 
 func (r *Report) tool() string {
@@ -124,16 +190,16 @@ func (r *Report) baselineIDs() []string {
 
 // unknownRule stands in for a result that carries no rule, so that a
 // malformed result is still reported rather than crashing the report.
-var unknownRule = &checks.Rule{ID: "?", Section: "?", Title: "(result without a rule)"}
+var unknownRule = engine.About{ID: "?", Section: "?", Title: "(result without a rule)"}
 
-func ruleOf(res checks.Result) *checks.Rule {
-	if res.Rule == nil {
+func ruleOf(res engine.Record) engine.About {
+	if res.Rule.ID == "" {
 		return unknownRule
 	}
 	return res.Rule
 }
 
-// Run is what a report says about a run beyond what checks.Check returns.
+// Run is what a report says about a run beyond what its mode returns.
 type Run struct {
 	ToolVersion string
 	Started     time.Time
@@ -141,35 +207,37 @@ type Run struct {
 	AllEvidence bool // see Options.AllEvidence
 }
 
-// Assemble builds the report of one checking run: env and results as
+// Assemble builds the report of one runner check: env and results as
 // checks.Check returned them for the options o, and bl the baseline held
 // against them (nil for none). The verdict is levels.Decide's.
 func Assemble(env *checks.Env, results []checks.Result, o checks.Options, bl *baseline.Baseline, run Run) *Report {
-	r := &Report{
-		ToolVersion: run.ToolVersion,
-		Target:      o.Target,
-		Schemas:     "embedded",
+	h := Header{
+		Mode:   ModeCheck,
+		Target: o.Target,
 		Options: Options{
-			Origin:      o.Origin,
-			Execute:     o.Execute,
-			Rules:       o.Rules,
-			Timeout:     o.Timeout,
-			Deadline:    o.Deadline,
-			Headers:     headerNames(o),
-			AllEvidence: run.AllEvidence,
+			Origin:   o.Origin,
+			Execute:  o.Execute,
+			Rules:    o.Rules,
+			Timeout:  o.Timeout,
+			Deadline: o.Deadline,
+			Headers:  HeaderNames(o.Headers),
 		},
-		Started:  run.Started,
-		Elapsed:  run.Elapsed,
-		Results:  results,
-		Baseline: bl.Set(),
-		Stale:    bl.Compare(results).Stale,
 	}
-	if r.Options.Deadline == 0 {
-		r.Options.Deadline = checks.DefaultDeadline(o.Timeout, o.Execute)
+	if h.Options.Deadline == 0 {
+		h.Options.Deadline = checks.DefaultDeadline(o.Timeout, o.Execute)
 	}
 	if o.Schemas != nil {
-		r.Schemas = o.Schemas.Source
+		h.Schemas = o.Schemas.Source
 	}
+	declared := 0
+	if env != nil {
+		declared = env.Level
+		if env.Client != nil {
+			h.Target = env.Client.Base().String()
+		}
+	}
+	records := engine.Records(results)
+	r := New(h, records, levels.Decide(declared, records, bl.Set()), bl, run)
 	if o.Execute {
 		r.Options.MaxRuns = o.MaxRuns
 		if r.Options.MaxRuns <= 0 {
@@ -180,22 +248,14 @@ func Assemble(env *checks.Env, results []checks.Result, o checks.Options, bl *ba
 			r.AgentStarts = &n
 		}
 	}
-	declared := 0
-	if env != nil {
-		declared = env.Level
-		if env.Client != nil {
-			r.Target = env.Client.Base().String()
-		}
-	}
-	r.Verdict = levels.Decide(declared, results, r.Baseline)
 	return r
 }
 
-// headerNames are the names of the headers sent on every request, sorted;
+// HeaderNames are the names of the headers sent on every request, sorted;
 // their values never reach a report.
-func headerNames(o checks.Options) []string {
+func HeaderNames(h http.Header) []string {
 	var names []string
-	for k := range o.Headers {
+	for k := range h {
 		names = append(names, k)
 	}
 	sort.Strings(names)
@@ -217,19 +277,20 @@ type Strictness struct {
 
 // Exit is the exit status of the run and one line saying why. In order: a
 // FAIL the baseline does not excuse is ExitBroken; a rule the checker could
-// not evaluate is ExitCannotCheck; then, where s asks for it, a WARN or a
-// stale baseline entry is ExitBroken.
+// not evaluate is ExitCannotCheck, and so is a verdict left undetermined
+// by rules the checker could not decide; then, where s asks for it, a
+// WARN or a stale baseline entry is ExitBroken.
 func (r *Report) Exit(s Strictness) (code int, message string) {
 	var fails, errs, warns []string
 	for _, res := range r.Results {
 		id := ruleOf(res).ID
 		switch res.Outcome {
-		case checks.Pass, checks.Skip:
-		case checks.Fail:
+		case engine.Pass, engine.Skip:
+		case engine.Fail:
 			if !r.baselined(res) {
 				fails = append(fails, id)
 			}
-		case checks.Warn:
+		case engine.Warn:
 			warns = append(warns, id)
 		default:
 			errs = append(errs, id)
@@ -240,6 +301,8 @@ func (r *Report) Exit(s Strictness) (code int, message string) {
 		return ExitBroken, fmt.Sprintf("%s not excused by a baseline: %s", count(len(fails), "rule FAILs", "rules FAIL"), some(fails))
 	case len(errs) > 0:
 		return ExitCannotCheck, fmt.Sprintf("%s could not be evaluated (the checker failed; see ERROR in the report): %s", count(len(errs), "rule", "rules"), some(errs))
+	case !r.Verdict.Determined():
+		return ExitCannotCheck, r.Verdict.Text
 	case s.Warn && len(warns) > 0:
 		return ExitBroken, fmt.Sprintf("%s, and a WARN fails a strict run: %s", count(len(warns), "rule WARNs", "rules WARN"), some(warns))
 	case s.Baseline && len(r.Stale) > 0:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
@@ -17,7 +18,7 @@ import (
 
 // without drops the results of the rules ids from r.
 func without(r *report.Report, ids ...string) *report.Report {
-	var kept []checks.Result
+	var kept []engine.Record
 	for _, res := range r.Results {
 		drop := false
 		for _, id := range ids {
@@ -69,9 +70,9 @@ func TestExitInOrder(t *testing.T) {
 func TestExitNamesAFewAndCountsTheRest(t *testing.T) {
 	r := &report.Report{}
 	for i := 0; i < 8; i++ {
-		r.Results = append(r.Results, checks.Result{Rule: &checks.Rule{ID: "x/" + string(rune('a'+i))}, Outcome: checks.Fail})
+		r.Results = append(r.Results, checks.Result{Rule: &checks.Rule{ID: "x/" + string(rune('a'+i))}, Outcome: checks.Fail}.Record())
 	}
-	r.Results = append(r.Results, checks.Result{Outcome: checks.Fail}) // no rule: still counted
+	r.Results = append(r.Results, checks.Result{Outcome: checks.Fail}.Record()) // no rule: still counted
 	code, msg := r.Exit(report.Strictness{})
 	assert.Equal(t, code, report.ExitBroken)
 	assert.Equal(t, msg, "9 rules FAIL not excused by a baseline: x/a, x/b, x/c, x/d, x/e and 4 more")

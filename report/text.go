@@ -13,8 +13,7 @@ import (
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 
-	"github.com/sigrix-io/postern-conformance/checks"
-	"github.com/sigrix-io/postern-conformance/levels"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
@@ -148,7 +147,7 @@ func yesNo(b bool) string {
 }
 
 // sections groups result indexes by section, in order of first appearance.
-func sections(results []checks.Result) (order []string, by map[string][]int) {
+func sections(results []engine.Record) (order []string, by map[string][]int) {
 	by = map[string][]int{}
 	for i, res := range results {
 		s := ruleOf(res).Section
@@ -179,20 +178,20 @@ func (t *text) results(r *Report) {
 }
 
 // label is the outcome as shown, padded to five columns and coloured.
-func (t *text) label(o checks.Outcome, known bool) string {
+func (t *text) label(o engine.Outcome, known bool) string {
 	s, c := string(o), t.p.errc
 	switch {
 	case known:
 		s, c = "KNOWN", t.p.known
-	case o == checks.Pass:
+	case o == engine.Pass:
 		c = t.p.pass
-	case o == checks.Fail:
+	case o == engine.Fail:
 		c = t.p.fail
-	case o == checks.Warn:
+	case o == engine.Warn:
 		c = t.p.warn
-	case o == checks.Skip:
+	case o == engine.Skip:
 		c = t.p.skip
-	case o == checks.Error:
+	case o == engine.Error:
 	default:
 		s = clip(clean(s), 5)
 	}
@@ -203,7 +202,7 @@ func (t *text) label(o checks.Outcome, known bool) string {
 	return c.Sprint(s) + pad
 }
 
-func (t *text) result(r *Report, res checks.Result, width int) {
+func (t *text) result(r *Report, res engine.Record, width int) {
 	rule := ruleOf(res)
 	known := r.baselined(res)
 	title := clean(rule.Title)
@@ -212,7 +211,7 @@ func (t *text) result(r *Report, res checks.Result, width int) {
 	}
 	t.line(indentResult, t.label(res.Outcome, known), " ", title, "  ", t.p.dim.Sprint("["+clean(rule.ID)+"]"))
 	switch res.Outcome {
-	case checks.Fail, checks.Warn:
+	case engine.Fail, engine.Warn:
 		if known {
 			t.line(indentDetail, t.p.known.Sprint("known failure, excused by the baseline"))
 		}
@@ -220,11 +219,11 @@ func (t *text) result(r *Report, res checks.Result, width int) {
 			t.line(indentDetail, t.p.dim.Sprint(why))
 		}
 		t.findings(indentDetail, res, !known || t.verbose)
-	case checks.Skip:
-		if res.Reason != "" {
-			t.line(indentDetail, t.p.dim.Sprint(firstLine(res.Reason, maxReason)))
+	case engine.Skip:
+		if why := skipReason(res); why != "" {
+			t.line(indentDetail, t.p.dim.Sprint(firstLine(why, maxReason)))
 		}
-	case checks.Pass:
+	case engine.Pass:
 	default:
 		if t.verbose {
 			for _, l := range lines(res.Reason) {
@@ -243,7 +242,7 @@ func (t *text) result(r *Report, res checks.Result, width int) {
 
 // findings writes each finding's message and, when evidence is wanted, the
 // exchange that shows it. An exchange cited twice is drawn once.
-func (t *text) findings(indent string, res checks.Result, evidence bool) {
+func (t *text) findings(indent string, res engine.Record, evidence bool) {
 	shown := map[*wire.Exchange]bool{}
 	for i, f := range res.Findings {
 		if i == maxFindings && !t.verbose {
@@ -295,6 +294,10 @@ func (t *text) exchange(indent string, ex *wire.Exchange) {
 	}
 	for _, h := range t.headers(ex.Header, responseHeader) {
 		t.line(sub, h)
+	}
+	if ex.BodyUnread {
+		t.line(sub, t.p.dim.Sprint("(body not read: the status line decided)"))
+		return
 	}
 	if len(ex.Body) == 0 {
 		t.line(sub, t.p.dim.Sprint("(empty body)"))
@@ -364,14 +367,8 @@ func textExcerpt(b []byte, n int) string {
 func (t *text) footer(r *Report) {
 	v := r.Verdict
 	t.line("", "")
-	if r.Walk {
-		t.line("", "An entitlement walk: each step launched the runner with a token of its own")
-	} else if v.Declared == 0 {
-		t.line("", "Declared level: none")
-	} else if name, ok := levels.Names[v.Declared]; ok {
-		t.line("", fmt.Sprintf("Declared level: %d — %s (%s)", v.Declared, name, levels.Verbs[v.Declared]))
-	} else {
-		t.line("", fmt.Sprintf("Declared level: %d", v.Declared))
+	if v.Scope != "" {
+		t.line("", clean(v.Scope))
 	}
 	t.line("", countsLine(r.Counts()))
 	if r.AgentStarts != nil {
@@ -400,10 +397,14 @@ func (r *Report) StartsLine() string {
 	return startsLine(r)
 }
 
-// countsLine is "34 pass  0 fail  0 warn  2 skip", with errors and known
-// failures added only when there are any.
+// countsLine is "34 pass  0 fail  0 warn  2 skip", with the SKIPs' kinds
+// after them ("(1 not applicable, 1 needs an option)"), and errors and
+// known failures added, only where there are any.
 func countsLine(c Counts) string {
 	s := fmt.Sprintf("%d pass  %d fail  %d warn  %d skip", c.Pass, c.Fail, c.Warn, c.Skip)
+	if kinds := skipKinds(c); kinds != "" {
+		s += " (" + kinds + ")"
+	}
 	if c.Error > 0 {
 		s += fmt.Sprintf("  %d error", c.Error)
 	}
@@ -415,16 +416,54 @@ func countsLine(c Counts) string {
 
 // warnsOnly says why a rule under a MUST-class keyword warned rather than
 // failed, or "".
-func warnsOnly(res checks.Result) string {
+func warnsOnly(res engine.Record) string {
 	rule := ruleOf(res)
-	if res.Outcome != checks.Warn || !rule.Keyword.Binds() {
+	if res.Outcome != engine.Warn || !rule.Keyword.Binds() {
 		return ""
 	}
 	switch {
-	case rule.Binding == checks.Inferred:
+	case rule.Binding == engine.Inferred:
 		return "warns, not fails: inferred, no bold keyword binds this behaviour"
 	case rule.Advisory:
 		return "warns, not fails: this MUST can be evidenced from outside, never proven"
 	}
 	return "warns, not fails: what was found rests on no bold keyword (a constraint only the schema states)"
+}
+
+// skipKinds is how the SKIPs of c divide among the kinds, those with any:
+// "3 not applicable, 2 need an option, 1 undecided".
+func skipKinds(c Counts) string {
+	var parts []string
+	if c.NotApplicable > 0 {
+		parts = append(parts, fmt.Sprintf("%d not applicable", c.NotApplicable))
+	}
+	if c.NeedsOption > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", c.NeedsOption, either(c.NeedsOption, "needs an option", "need an option")))
+	}
+	if c.Undecided > 0 {
+		parts = append(parts, fmt.Sprintf("%d undecided", c.Undecided))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// skipReason is a SKIP's reason as the reports show it: marked
+// "undecided — " where the checker could not decide the rule (the other
+// kinds say what they are in their reasons).
+func skipReason(res engine.Record) string {
+	if res.Kind == engine.Undecided {
+		return "undecided — " + res.Reason
+	}
+	return res.Reason
+}
+
+// KindWords is a SKIP's kind as the reports write it before its reason:
+// "not applicable", "needs an option", "undecided".
+func KindWords(k engine.SkipKind) string {
+	switch k {
+	case engine.NotApplicable:
+		return "not applicable"
+	case engine.NeedsOption:
+		return "needs an option"
+	}
+	return "undecided"
 }

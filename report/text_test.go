@@ -70,7 +70,7 @@ func TestTextPlain(t *testing.T) {
 		"          < no answer: no answer before the deadline\n",
 		// footer
 		"\nDeclared level: 2 — Execute (describe, status, run)\n",
-		"\n3 pass  1 fail  1 warn  1 skip  1 error  1 known\n",
+		"\n3 pass  1 fail  1 warn  1 skip (1 needs an option)  1 error  1 known\n",
 		"\nNonconformant at declared Level 2: 1 MUST rule broken. (1 known failure excused by the baseline.)\n",
 	} {
 		assert.Check(t, is.Contains(out, want))
@@ -139,13 +139,13 @@ func stripANSI(s string) string {
 func TestTextConformantAndUndeclared(t *testing.T) {
 	r := fixture()
 	r.Results = r.Results[:2]
-	r.Verdict.Declared, r.Verdict.Conformant, r.Verdict.Text = 3, true, "Conformant at Level 3."
+	r.Verdict = levels.Decide(3, r.Results, nil)
 	out := text(t, r, report.Style{Color: true})
 	assert.Check(t, is.Contains(out, "Declared level: 3 — Stream (describe, status, run, stream)\n"))
 	assert.Check(t, is.Contains(out, "\n2 pass  0 fail  0 warn  0 skip\n"))
 	assert.Check(t, is.Contains(out, "\x1b[32;1mConformant at Level 3.\x1b[0;22m\n"))
 
-	r.Verdict = levels.Verdict{Text: "No conformance level declared."}
+	r.Verdict = levels.Decide(0, r.Results, nil)
 	out = text(t, r, report.Style{})
 	assert.Check(t, is.Contains(out, "Declared level: none\n"))
 }
@@ -164,7 +164,7 @@ func TestTextManyFindings(t *testing.T) {
 
 func TestTextResultWithoutRule(t *testing.T) {
 	r := fixture()
-	r.Results = append(r.Results, checks.Result{Outcome: checks.Error, Reason: "lost"})
+	r.Results = append(r.Results, checks.Result{Outcome: checks.Error, Reason: "lost"}.Record())
 	out := text(t, r, report.Style{})
 	assert.Check(t, is.Contains(out, "    ERROR (result without a rule)"))
 }
@@ -181,7 +181,7 @@ func TestAutoStyle(t *testing.T) {
 
 func TestCounts(t *testing.T) {
 	r := fixture()
-	assert.DeepEqual(t, r.Counts(), report.Counts{Pass: 3, Fail: 1, Warn: 1, Skip: 1, Error: 1, Baselined: 1})
+	assert.DeepEqual(t, r.Counts(), report.Counts{Pass: 3, Fail: 1, Warn: 1, Skip: 1, Error: 1, Baselined: 1, NeedsOption: 1})
 	r.Baseline = nil
-	assert.DeepEqual(t, r.Counts(), report.Counts{Pass: 3, Fail: 2, Warn: 1, Skip: 1, Error: 1})
+	assert.DeepEqual(t, r.Counts(), report.Counts{Pass: 3, Fail: 2, Warn: 1, Skip: 1, Error: 1, NeedsOption: 1})
 }

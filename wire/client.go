@@ -170,6 +170,11 @@ type Request struct {
 	OmitExtra bool
 	// Note says in a few words why the request was sent; it is shown as evidence.
 	Note string
+	// HeadDecides marks a request no conforming target accepts (a body
+	// that is not JSON, say): a 2xx status line is the whole verdict, so
+	// the body of a 2xx is not waited for (Exchange.BodyUnread), and a
+	// target that drips it forever costs nothing.
+	HeadDecides bool
 }
 
 // Get is a convenience for a plain GET of a verb.
@@ -216,6 +221,10 @@ type Exchange struct {
 	// BodySentLate marks a HeadFirst exchange whose body was sent only after
 	// the runner had not answered its head within the patience.
 	BodySentLate bool
+
+	// BodyUnread marks a 2xx to a request whose head decides
+	// (Request.HeadDecides): its body was not read.
+	BodyUnread bool
 }
 
 // Do sends r and reads the answer under the deadline and the body cap. It
@@ -230,6 +239,10 @@ func (c *Client) Do(ctx context.Context, r Request) *Exchange {
 		return ex
 	}
 	defer resp.Body.Close()
+	if r.HeadDecides && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		ex.BodyUnread, ex.Elapsed = true, time.Since(start)
+		return ex
+	}
 	err := c.readBody(ex, resp.Body, resp.ContentLength)
 	ex.Elapsed = time.Since(start)
 	ex.Err = classify(ctx, err)

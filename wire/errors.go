@@ -113,10 +113,23 @@ func classify(ctx context.Context, err error) error {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
+		// A connection's deadline is its context's: where that is about to
+		// pass, the context says whose deadline it was (the run's, ending
+		// at the same instant, is no silence of the runner's).
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < deadlineSlop {
+			<-ctx.Done()
+			if !errors.Is(context.Cause(ctx), errRequestDeadline) {
+				return ErrRunDeadline
+			}
+		}
 		return ErrNoAnswer // a dial or conn deadline, which is the request's own
 	}
 	return &TransportError{Class: classOf(err), Err: err}
 }
+
+// deadlineSlop is how near its context's deadline a connection's timeout
+// is taken for that deadline.
+const deadlineSlop = 20 * time.Millisecond
 
 // malformedSigns are net/http's words for an answer it could not parse;
 // it exports no error values for them.

@@ -115,9 +115,9 @@ var section5_3 = []*Rule{
 			case ex.Status == http.StatusNotFound:
 				t.Fail(ex, "the check of --withdrawn-agent answered 404: §5.3 has a buyer whose access ran out told revoked, with the date, since the token still resolves to a buyer who was entitled")
 			case err != nil:
-				t.Skip("the check of --withdrawn-agent %s", err)
+				t.SkipFor(ex, "the check of --withdrawn-agent %s", err)
 			case obj["state"] == protocol.StateActive:
-				t.Skip("--withdrawn-agent still answers active (its access has not ended yet): nothing to judge")
+				t.NotApplicable("--withdrawn-agent still answers active (its access has not ended yet): nothing to judge")
 			case obj["access_ends_at"] == nil:
 				t.Fail(ex, "the check of --withdrawn-agent answered revoked without access_ends_at: §5.3 has it carry the date access ended")
 			}
@@ -130,7 +130,7 @@ var section5_3 = []*Rule{
 		Probe: func(t *T) {
 			plain := refusals.Of(t).check["the stranger's token, for --agent"]
 			if plain.Status == http.StatusOK {
-				t.Skip("the stranger's own check of --agent answered 200: --stranger-token is entitled to --agent, so it cannot show a widening")
+				t.NotApplicable("the stranger's own check of --agent answered 200: --stranger-token is entitled to --agent, so it cannot show a widening")
 			}
 			buyer := t.Env.Token
 			var probes []wire.Request
@@ -158,7 +158,7 @@ var section5_3 = []*Rule{
 func each(t *T, every bool, judge func(checkAnswer)) {
 	as := checkAnswers(t.Evidence())
 	if len(as) == 0 {
-		t.Skip("no check of the run was answered 200")
+		t.Undecided("no check of the run was answered 200")
 	}
 	first := firstTime()
 	for _, a := range as {

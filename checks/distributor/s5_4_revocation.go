@@ -139,11 +139,11 @@ var section5_4 = []*Rule{
 		Probe: func(t *T) {
 			r := t.Env.reverse(t)
 			if r.skip != "" {
-				t.Skip("%s", r.skip)
+				t.Undecided("%s", r.skip)
 			}
 			r.cite(t, r.afterRevoke)
 			if r.seenRevoked == nil {
-				t.Skip("the revocation never showed (5.4/revocation-observed judges that), so nothing shows when the authority recorded it")
+				t.NotApplicable("the revocation never showed (5.4/revocation-observed judges that), so nothing shows when the authority recorded it")
 			}
 			off, dated := clockOffset(t.Session().Exchanges())
 			for _, ex := range r.afterRevoke {
@@ -176,7 +176,7 @@ func observed(id, title, hook, what, why string, pick func(reversal) (after []*w
 		Probe: func(t *T) {
 			r := t.Env.reverse(t)
 			if r.skip != "" {
-				t.Skip("%s", r.skip)
+				t.Undecided("%s", r.skip)
 			}
 			after, seen, since := pick(r)
 			r.cite(t, after)

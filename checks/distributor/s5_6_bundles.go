@@ -19,10 +19,10 @@ import (
 func okBundle(t *T, archive bool) bundleOf {
 	b := buyerBundle.Of(t)
 	if b.ex.Status != http.StatusOK {
-		t.Skip("the buyer's bundle of --agent answered %s, not 200 (5.6/bundle-media-type judges that)", b.ex.Brief())
+		t.NotApplicable("the buyer's bundle of --agent answered %s, not 200 (5.6/bundle-media-type judges that)", b.ex.Brief())
 	}
 	if archive && b.manifest == nil {
-		t.Skip("the bundle's manifest cannot be read: %s (6/plugin-json-root judges that)", b.why)
+		t.NotApplicable("the bundle's manifest cannot be read: %s (6/plugin-json-root judges that)", b.why)
 	}
 	return b
 }
@@ -76,7 +76,7 @@ var section5_6 = []*Rule{
 				return
 			}
 			if b.ex.Truncated {
-				t.Skip("the bundle is larger than the checker reads, so its digest cannot be computed")
+				t.Undecided("the bundle is larger than the checker reads, so its digest cannot be computed")
 			}
 			sum, found, ok := protocol.ParseReprDigest(v)
 			want := sha256.Sum256(b.ex.Body)
@@ -109,7 +109,7 @@ var section5_6 = []*Rule{
 		Probe: func(t *T) {
 			ex := withdrawnBundle.Of(t)
 			if !ex.Is(http.StatusGone, "withdrawn") {
-				t.Skip("the bundle of --withdrawn-agent answered %s (5.6/withdrawn-410 judges that)", ex.Brief())
+				t.NotApplicable("the bundle of --withdrawn-agent answered %s (5.6/withdrawn-410 judges that)", ex.Brief())
 			}
 			d, _ := ex.ErrorDetail().(map[string]any)
 			s, _ := d["access_ends_at"].(string)
@@ -129,7 +129,7 @@ var section5_6 = []*Rule{
 			gone, ok1 := protocol.ParseStamp(str(d["access_ends_at"]))
 			said, ok2 := protocol.ParseStamp(str(chk["access_ends_at"]))
 			if !ok1 || !ok2 {
-				t.Skip("the check and the 410 do not both carry an access_ends_at to compare")
+				t.NotApplicable("the check and the 410 do not both carry an access_ends_at to compare")
 			}
 			if !gone.Equal(said) {
 				t.Fail(ex, "the 410 gives access_ends_at %s where the check gives %s: §5.6 says where both carry one, they are the same date", str(d["access_ends_at"]), str(chk["access_ends_at"]))

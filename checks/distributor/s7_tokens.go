@@ -155,7 +155,7 @@ var section7 = []*Rule{
 				defer cancel()
 				addrs, err := t.Env.Lookup(ctx, host)
 				if err != nil {
-					t.Skip("%s cannot be resolved to judge it: %v", host, err)
+					t.Undecided("%s cannot be resolved to judge it: %v", host, err)
 				}
 				for _, a := range addrs {
 					ips = append(ips, a.IP)

@@ -11,6 +11,13 @@
 // rule. The model is golang.org/x/tools/go/analysis: a rule declares what
 // it requires, the driver computes each requirement once and schedules.
 //
+// A SKIP is of one of three kinds (SkipKind): not applicable to the
+// target, needing an option the user did not give, or undecided (the
+// target did not answer in time, the run's deadline passed). Results
+// become Records, the one shape every report reads whatever the mode, and
+// each mode decides its Verdict on them; an undecided rule in its scope
+// keeps a verdict from being reached.
+//
 // Where things go: a rule goes in its mode's registry (checks/s*.go for the
 // runner check), never here; a verifier several rules share goes beside
 // the rules (checks/verify.go); what every mode needs of a request goes in

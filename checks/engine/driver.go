@@ -18,6 +18,7 @@ type Result[E any] struct {
 	Outcome   Outcome
 	Findings  []Finding // why it failed or warned
 	Reason    string    // why it was skipped, or what went wrong in the checker
+	Kind      SkipKind  // the kind of a SKIP; "" for any other outcome
 	Notes     []string
 	Exchanges []*wire.Exchange // every request the probe sent or cited
 	Elapsed   time.Duration
@@ -37,6 +38,14 @@ type Suite[E any] struct {
 	// Finish, where set, runs once every rule is decided, before the
 	// results are returned (to blot secrets out of the evidence, say).
 	Finish func(e E, s *Session)
+	// HeadDecides says every POST a rule that does not start the agent sends
+	// (and a fact) is one a conforming target refuses: a 2xx status line is
+	// then the whole answer, and its body is not waited for (see T.Do).
+	HeadDecides bool
+	// OwnDeadline is the run's deadline where the user chose it (zero where
+	// it is the mode's default): the rules it leaves undecided say so, since
+	// a longer one may decide them.
+	OwnDeadline time.Duration
 	// Workers bounds the rules evaluated at once; zero means DefaultWorkers.
 	Workers int
 	// AgentSlots, where set, is how many Agent rules may be evaluated at
@@ -151,7 +160,7 @@ func Run[E any](ctx context.Context, suite Suite[E], sess *Session, env E, selec
 	for _, rule := range exec {
 		for _, d := range rule.Requires {
 			if !rule.Agent {
-				r.startFact(d)
+				r.startFact(d, false)
 			}
 		}
 	}
@@ -221,8 +230,11 @@ func (r *run[E]) factState(d Dep[E]) *factState {
 	return r.facts[d]
 }
 
-// startFact starts computing d, once, after its own requirements.
-func (r *run[E]) startFact(d Dep[E]) *factState {
+// startFact starts computing d, once, after its own requirements. agent
+// says the first rule to need it starts the agent: a fact only such rules
+// require is started by them (lazily), and may run the agent itself, so its
+// POSTs are not decided from a 2xx head (Suite.HeadDecides).
+func (r *run[E]) startFact(d Dep[E], agent bool) *factState {
 	r.mu.Lock()
 	if st := r.facts[d]; st != nil {
 		r.mu.Unlock()
@@ -233,17 +245,17 @@ func (r *run[E]) startFact(d Dep[E]) *factState {
 	r.mu.Unlock()
 	var deps []*factState
 	for _, dd := range d.deps() {
-		deps = append(deps, r.startFact(dd))
+		deps = append(deps, r.startFact(dd, agent))
 	}
 	go func() {
 		defer close(st.done)
 		for i, ds := range deps {
-			if why := r.await(ds); why != "" {
-				st.why = fmt.Sprintf("%s: %s", d.deps()[i].name(), why)
+			if why, kind := r.await(ds); why != "" {
+				st.why, st.kind = fmt.Sprintf("%s: %s", d.deps()[i].name(), why), kind
 				return
 			}
 		}
-		t := &T[E]{Ctx: r.ctx, Env: r.env, Rule: &Rule[E]{ID: "fact " + d.name(), Requires: d.deps()}, run: r}
+		t := &T[E]{Ctx: r.ruleCtx(agent), Env: r.env, Rule: &Rule[E]{ID: "fact " + d.name(), Requires: d.deps()}, run: r}
 		var val any
 		var why string
 		p, stack := probe(func() { val, why = d.compute(t) })
@@ -251,30 +263,46 @@ func (r *run[E]) startFact(d Dep[E]) *factState {
 		switch {
 		case p != nil:
 			st.why = fmt.Sprintf("the checker failed computing %s: %v\n%s", d.name(), p, stack)
+			st.kind = Undecided
 		case t.skip != "":
-			st.why = t.skip
+			st.why, st.kind = t.skip, t.kind
 		default:
-			st.val, st.why = val, why
+			st.val, st.why, st.kind = val, why, NotApplicable
 		}
 	}()
 	return st
 }
 
-// await waits for a fact and returns why it is unavailable, or "".
-func (r *run[E]) await(st *factState) string {
+// ruleCtx is the context a rule (or a fact) sends under: in a mode whose
+// probes are refusals, every one but a rule that starts the agent has its
+// POSTs decided by a 2xx head (Suite.HeadDecides).
+func (r *run[E]) ruleCtx(agent bool) context.Context {
+	if r.suite.HeadDecides && !agent {
+		return refusals(r.ctx)
+	}
+	return r.ctx
+}
+
+// await waits for a fact and returns why it is unavailable, and the kind
+// of SKIP that makes, or "".
+func (r *run[E]) await(st *factState) (string, SkipKind) {
 	select {
 	case <-st.done:
-		return st.why
+		return st.why, st.kind
 	case <-r.ctx.Done():
-		return r.deadlineWords()
+		return r.deadlineWords(), Undecided
 	}
 }
 
+// deadlineWords says why a rule the run's end cut short is undecided.
 func (r *run[E]) deadlineWords() string {
-	if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
-		return "not decided: the run's deadline passed first (the runner stopped answering, or answered too slowly; see --deadline)"
+	switch {
+	case !errors.Is(r.ctx.Err(), context.DeadlineExceeded):
+		return "not decided: the run was stopped"
+	case r.suite.OwnDeadline > 0:
+		return fmt.Sprintf("not decided: the run's deadline of %s, which --deadline set, passed first; a longer --deadline may decide it", r.suite.OwnDeadline)
 	}
-	return "not decided: the run was stopped"
+	return "not decided: the run's deadline passed first (the runner stopped answering, or answered too slowly; see --deadline)"
 }
 
 // probe runs f in a goroutine of its own, so that T.Skip can stop it, and
@@ -296,29 +324,29 @@ func probe(f func()) (panicked any, stack []byte) {
 
 func (r *run[E]) evaluate(rule *Rule[E]) (res Result[E]) {
 	res.Rule = rule
-	skip := func(why string) Result[E] {
-		res.Outcome, res.Reason = Skip, why
+	skip := func(why string, kind SkipKind) Result[E] {
+		res.Outcome, res.Reason, res.Kind = Skip, why, kind
 		return res
 	}
 	if r.ctx.Err() != nil {
-		return skip(r.deadlineWords())
+		return skip(r.deadlineWords(), Undecided)
 	}
 	if r.suite.Gate != nil {
 		if why := r.suite.Gate(r.env, rule); why != "" {
-			return skip(why)
+			return skip(why, NotApplicable)
 		}
 	}
 	for _, n := range rule.Needs {
 		if why := n.Check(r.env); why != "" {
-			return skip(why)
+			return skip(why, n.kind())
 		}
 	}
 	for _, d := range rule.Requires {
-		if why := r.await(r.startFact(d)); why != "" {
-			return skip(why)
+		if why, kind := r.await(r.startFact(d, rule.Agent)); why != "" {
+			return skip(why, kind)
 		}
 	}
-	t := &T[E]{Ctx: r.ctx, Env: r.env, Rule: rule, run: r}
+	t := &T[E]{Ctx: r.ruleCtx(rule.Agent), Env: r.env, Rule: rule, run: r}
 	start := time.Now()
 	p, stack := probe(func() { rule.Probe(t) })
 	res.Elapsed = time.Since(start)
@@ -341,7 +369,7 @@ func (r *run[E]) evaluate(rule *Rule[E]) (res Result[E]) {
 			}
 		}
 	case t.skip != "":
-		res.Outcome, res.Reason = Skip, t.skip
+		res.Outcome, res.Reason, res.Kind = Skip, t.skip, t.kind
 	default:
 		res.Outcome = Pass
 	}
@@ -374,6 +402,17 @@ func (r *run[E]) unsent(t *T[E]) {
 	}
 	t.findings = kept
 	if len(kept) == 0 && why != "" {
-		t.skip = why
+		t.skip, t.kind = why, Undecided
+	}
+	// A SKIP the probe chose for what it saw is undecided all the same
+	// where what it saw was a request never sent, or cut off by the
+	// deadline: it saw nothing of the target.
+	if len(kept) == 0 && t.skip != "" && t.kind != Undecided {
+		for _, ex := range t.sent {
+			if ex != nil && (errors.Is(ex.Err, ErrGaveUp) || errors.Is(ex.Err, ErrDeadline)) {
+				t.skip, t.kind = t.skip+" (undecided: "+ex.RequestLine()+" "+ex.Err.Error()+")", Undecided
+				break
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,12 +54,12 @@ func TestFactsAreComputedOnceAndCited(t *testing.T) {
 func TestSkipStopsTheProbeButFindingsStand(t *testing.T) {
 	reached := false
 	skipper := &rule{ID: "1/skip", Section: "1", Level: 1, Keyword: engine.Must, Title: "skips", Probe: func(t *tt) {
-		t.Skip("nothing to judge")
+		t.NotApplicable("nothing to judge")
 		reached = true
 	}}
 	failer := &rule{ID: "1/fail", Section: "1", Level: 1, Keyword: engine.Must, Title: "fails then skips", Probe: func(t *tt) {
 		t.Fail(nil, "broken")
-		t.Skip("and then nothing more to judge")
+		t.Undecided("and then nothing more to judge")
 	}}
 	inferred := &rule{ID: "1/inferred", Section: "1", Level: 1, Keyword: engine.Must, Title: "warns", Probe: func(t *tt) {
 		t.Warn(nil, "only a schema says so")
@@ -113,6 +114,80 @@ func TestTheRunDeadlineSkipsWhatIsUndecided(t *testing.T) {
 	rules := []*rule{slow}
 	res := engine.Run(ctx, engine.Suite[*env]{Rules: rules}, session(t, h, 5*time.Second), &env{}, rules)
 	assert.Equal(t, res[0].Outcome, engine.Skip, "%+v", res[0])
+	assert.Equal(t, res[0].Kind, engine.Undecided, "a rule the deadline cut short is undecided")
+}
+
+// TestTheThreeKindsOfSkip: a posture the rule does not apply to, an option
+// the user did not give, and an answer that never came are three SKIPs of
+// three kinds, whichever way the rule reaches them: a need, a fact, the
+// probe itself, or the run's deadline of the user's own choosing.
+func TestTheThreeKindsOfSkip(t *testing.T) {
+	type want struct {
+		kind engine.SkipKind
+		says string
+	}
+	silent := &engine.Fact[*env, *wire.Exchange]{Name: "silent", Compute: func(t *tt) (*wire.Exchange, string) {
+		ex := t.Do(wire.Get("describe"))
+		if !ex.Answered() {
+			t.Undecided("describe did not answer")
+		}
+		return ex, ""
+	}}
+	absent := &engine.Fact[*env, bool]{Name: "absent", Compute: func(*tt) (bool, string) { return false, "the runner declares no such thing" }}
+	mk := func(id string, f func(r *rule)) *rule {
+		r := &rule{ID: "1/" + id, Section: "1", Level: 1, Keyword: engine.Must, Title: id, Probe: func(*tt) {}}
+		f(r)
+		return r
+	}
+	cases := map[*rule]want{
+		mk("posture", func(r *rule) { r.Probe = func(t *tt) { t.NotApplicable("a posture this rule does not apply to") } }): {engine.NotApplicable, "posture"},
+		mk("need-posture", func(r *rule) {
+			r.Needs = []engine.Need[*env]{{Name: "posture", Check: func(*env) string { return "not this posture" }}}
+		}): {engine.NotApplicable, "not this posture"},
+		mk("need-option", func(r *rule) {
+			r.Needs = []engine.Need[*env]{{Name: "execute", Kind: engine.NeedsOption, Check: func(*env) string { return "needs --execute" }}}
+		}): {engine.NeedsOption, "--execute"},
+		mk("option", func(r *rule) { r.Probe = func(t *tt) { t.NeedsOption("needs --origin") } }): {engine.NeedsOption, "--origin"},
+		mk("fact-absent", func(r *rule) { r.Requires = []engine.Dep[*env]{absent} }):              {engine.NotApplicable, "no such thing"},
+		mk("fact-silent", func(r *rule) { r.Requires = []engine.Dep[*env]{silent} }):              {engine.Undecided, "did not answer"},
+		mk("unanswered", func(r *rule) {
+			r.Probe = func(t *tt) { t.SkipFor(t.Do(wire.Get("status")), "no status to judge") }
+		}): {engine.Undecided, "no status"},
+		mk("answered", func(r *rule) {
+			r.Probe = func(t *tt) { t.SkipFor(t.Do(wire.Get("ok")), "another rule judges it") }
+		}): {engine.NotApplicable, "another rule"},
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/ok") {
+			return
+		}
+		select { // silent until the client gives up
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	})
+	var rules []*rule
+	for r := range cases {
+		rules = append(rules, r)
+	}
+	res := engine.Run(context.Background(), engine.Suite[*env]{Rules: rules}, session(t, h, 100*time.Millisecond), &env{}, rules)
+	for _, r := range res {
+		w := cases[r.Rule]
+		assert.Check(t, r.Outcome == engine.Skip && r.Kind == w.kind, "%s: %s %s (%s), want a %s SKIP", r.Rule.ID, r.Outcome, r.Kind, r.Reason, w.kind)
+		assert.Check(t, strings.Contains(r.Reason, w.says), "%s: %q", r.Rule.ID, r.Reason)
+	}
+
+	// A deadline the user chose says so: a longer one may decide the rule.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	wait := mk("waits", func(r *rule) { r.Probe = func(t *tt) { t.Do(wire.Get("status")) } })
+	res = engine.Run(ctx, engine.Suite[*env]{Rules: []*rule{wait}, OwnDeadline: 50 * time.Millisecond},
+		session(t, h, 5*time.Second), &env{}, []*rule{wait})
+	assert.Equal(t, res[0].Kind, engine.Undecided, "%+v", res[0])
+	assert.Check(t, strings.Contains(res[0].Reason, "which --deadline set"), res[0].Reason)
+
+	// A SKIP of no kind is taken for undecided by the reports, never for decided.
+	assert.Equal(t, engine.Result[*env]{Rule: wait, Outcome: engine.Skip}.Record().Kind, engine.Undecided)
 }
 
 func TestAgentRulesRunOneAtATimeAndEvidenceSeesEveryProbe(t *testing.T) {

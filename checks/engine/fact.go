@@ -61,7 +61,7 @@ func (f *Fact[E, V]) Peek(t *T[E]) (v V, ok bool) {
 	if st == nil {
 		return v, false
 	}
-	if t.run.await(st) != "" {
+	if why, _ := t.run.await(st); why != "" {
 		return v, false
 	}
 	for _, ex := range st.sent {
@@ -76,6 +76,7 @@ type factState struct {
 	done chan struct{}
 	val  any
 	why  string
+	kind SkipKind
 	sent []*wire.Exchange
 }
 

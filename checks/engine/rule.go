@@ -61,12 +61,41 @@ const (
 	Error Outcome = "ERROR"
 )
 
+// SkipKind says why a rule SKIPped: it does not apply to this target, it
+// needs an option the user did not give, or the checker could not decide
+// it (no answer in time, the run's deadline, a probe that could not
+// finish). Only the last keeps a verdict from being reached.
+type SkipKind string
+
+// The kinds of SKIP.
+const (
+	// NotApplicable: the target's level or posture makes the rule
+	// unobservable, or another rule judges what was seen instead.
+	NotApplicable SkipKind = "not-applicable"
+	// NeedsOption: the rule needs an option the user did not give
+	// (--origin, --execute, --header).
+	NeedsOption SkipKind = "needs-option"
+	// Undecided: the rule applies and could have been decided, but the
+	// target did not give the answers it needed in time.
+	Undecided SkipKind = "undecided"
+)
+
 // Need is something a rule requires before its probe can decide anything:
 // an option the user gave, or a posture the target declares. Check returns
-// "" when the need is met and the reason to skip otherwise.
+// "" when the need is met and the reason to skip otherwise; Kind is the
+// kind of that SKIP ("" means NotApplicable).
 type Need[E any] struct {
 	Name  string
 	Check func(e E) string
+	Kind  SkipKind
+}
+
+// kind is n.Kind, NotApplicable where unset.
+func (n Need[E]) kind() SkipKind {
+	if n.Kind == "" {
+		return NotApplicable
+	}
+	return n.Kind
 }
 
 // Claim is a part of a document a rule judges more precisely than the

@@ -34,10 +34,13 @@ type Session struct {
 	// when each method was last answered (see hold).
 	pending  map[*pendingRequest]struct{}
 	answered map[string]time.Time
-	silent   int             // consecutive unanswered requests, all routes together
-	quick    []time.Duration // the target's recent answers to requests it could decide at once (a ring)
-	nquick   int             // how many were ever kept
-	runCtx   context.Context
+	// unanswered is, per route, the latest request whose silence counted
+	// toward giving the route up (see Unanswered).
+	unanswered map[string]*wire.Exchange
+	silent     int             // consecutive unanswered requests, all routes together
+	quick      []time.Duration // the target's recent answers to requests it could decide at once (a ring)
+	nquick     int             // how many were ever kept
+	runCtx     context.Context
 }
 
 // DefaultInFlight bounds the requests a run has in flight at once. More
@@ -83,7 +86,7 @@ func NewSession(c *wire.Client, patience time.Duration, inFlight int) *Session {
 	}
 	return &Session{Client: c, Patience: patience, MinWait: DefaultMinWait,
 		sem: make(chan struct{}, inFlight), routes: map[string]int{}, methods: map[string]int{},
-		pending: map[*pendingRequest]struct{}{}, answered: map[string]time.Time{}}
+		pending: map[*pendingRequest]struct{}{}, answered: map[string]time.Time{}, unanswered: map[string]*wire.Exchange{}}
 }
 
 // ErrGaveUp marks a request not sent because its route had stopped answering.
@@ -110,7 +113,19 @@ func (s *Session) Stream(ctx context.Context, r wire.Request, lim wire.StreamLim
 	})
 }
 
+// headDecidesKey marks the context of a rule whose POSTs a conforming
+// target refuses (Suite.HeadDecides).
+type headDecidesKey struct{}
+
+// refusals is ctx for a rule whose POSTs are all refusals.
+func refusals(ctx context.Context) context.Context {
+	return context.WithValue(ctx, headDecidesKey{}, true)
+}
+
 func (s *Session) send(ctx context.Context, r wire.Request, do func(context.Context, wire.Request) *wire.Exchange) *wire.Exchange {
+	if r.Method == http.MethodPost && ctx.Value(headDecidesKey{}) != nil {
+		r.HeadDecides = true
+	}
 	key := route(r.Method, s.Client.Base().String()+r.Path)
 	unsent := func(err error) *wire.Exchange {
 		return s.cut(&wire.Exchange{Method: r.Method, URL: s.Client.Base().String() + r.Path, Note: r.Note, Err: err})
@@ -146,6 +161,7 @@ func (s *Session) send(ctx context.Context, r wire.Request, do func(context.Cont
 		s.routes[key]++
 		s.methods[r.Method]++
 		s.silent++
+		s.unanswered[key] = ex
 	case ex.Answered():
 		s.routes[key], s.methods[r.Method], s.silent = 0, 0, 0
 		s.answered[r.Method] = time.Now()
@@ -247,10 +263,12 @@ func (s *Session) HeadFirst(ctx context.Context, path string, h http.Header, bod
 	switch {
 	case ex.BodySentLate && errors.Is(ex.Err, wire.ErrNoAnswer):
 		// The body went, and still nothing came: as unanswered as a Do.
+		key := route(http.MethodPost, s.Client.Base().String()+path)
 		s.mu.Lock()
-		s.routes[route(http.MethodPost, s.Client.Base().String()+path)]++
+		s.routes[key]++
 		s.methods[http.MethodPost]++
 		s.silent++
+		s.unanswered[key] = ex
 		s.mu.Unlock()
 	case !ex.BodySentLate:
 		s.noteAnswer(ex)
@@ -324,6 +342,18 @@ func (s *Session) Record(ex *wire.Exchange) {
 	s.mu.Lock()
 	s.log = append(s.log, ex)
 	s.mu.Unlock()
+}
+
+// Unanswered is the latest request to the method and URL of ex that got
+// no whole answer before its own deadline and counted toward giving the
+// route up: for a rule whose request ex was never sent (ErrGaveUp), what
+// made the run stop sending there. It is nil where there is none (the run
+// stopped sending anywhere, say, for silence on other routes). A withheld
+// body's silence, which a conforming target shows, never counts.
+func (s *Session) Unanswered(ex *wire.Exchange) *wire.Exchange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unanswered[route(ex.Method, ex.URL)]
 }
 
 // Exchanges is every exchange of the run so far, in order.

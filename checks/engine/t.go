@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -31,6 +32,7 @@ type T[E any] struct {
 	run      *run[E]
 	findings []Finding
 	skip     string
+	kind     SkipKind
 	notes    []string
 	sent     []*wire.Exchange
 }
@@ -41,7 +43,10 @@ func (t *T[E]) Registry() []*Rule[E] { return t.run.suite.Rules }
 // Session is the run's traffic with its target.
 func (t *T[E]) Session() *Session { return t.run.sess }
 
-// Do sends a request and records it as evidence of this rule.
+// Do sends a request and records it as evidence of this rule. In a mode
+// whose probes are refusals (Suite.HeadDecides), a POST of a rule that
+// does not start the agent is one a conforming target refuses, so a 2xx
+// status line decides it and its body is not waited for.
 func (t *T[E]) Do(r wire.Request) *wire.Exchange {
 	ex := t.run.sess.Do(t.Ctx, r)
 	t.sent = append(t.sent, ex)
@@ -117,11 +122,42 @@ func (t *T[E]) Warn(ex *wire.Exchange, format string, args ...any) {
 	t.findings = append(t.findings, Finding{Message: fmt.Sprintf(format, args...), Ex: ex, Inferred: true})
 }
 
-// Skip records that the rule cannot be decided here, and why, and stops
-// the probe. Findings recorded before it still stand: a rule that failed
-// and then found it could go no further has failed.
-func (t *T[E]) Skip(format string, args ...any) {
-	t.skip = fmt.Sprintf(format, args...)
+// NotApplicable records that the rule does not apply here (the target's
+// posture makes it unobservable, or another rule judges what was seen), and
+// why, and stops the probe. Findings recorded before it still stand, as
+// for every kind of SKIP: a rule that failed and then found it could go no
+// further has failed.
+func (t *T[E]) NotApplicable(format string, args ...any) { t.skipAs(NotApplicable, format, args...) }
+
+// NeedsOption records that deciding the rule needs an option the user did
+// not give, and which, and stops the probe.
+func (t *T[E]) NeedsOption(format string, args ...any) { t.skipAs(NeedsOption, format, args...) }
+
+// Undecided records that the rule applies but could not be decided (the
+// target did not answer in time, or a probe could not finish), and why,
+// and stops the probe. An undecided rule keeps a verdict from being
+// reached.
+func (t *T[E]) Undecided(format string, args ...any) { t.skipAs(Undecided, format, args...) }
+
+// SkipFor skips the rule for what ex showed, where another rule judges
+// that answer: undecided where ex brought no whole answer (none came, its
+// body never ended, it was never sent), not applicable where it did.
+func (t *T[E]) SkipFor(ex *wire.Exchange, format string, args ...any) {
+	kind := NotApplicable
+	if !Whole(ex) {
+		kind = Undecided
+	}
+	t.skipAs(kind, format, args...)
+}
+
+// Whole reports whether ex brought a whole answer: a status line, and a
+// body that ended (or that the checker itself chose to stop reading).
+func Whole(ex *wire.Exchange) bool {
+	return ex != nil && ex.Answered() && (ex.Err == nil || errors.Is(ex.Err, wire.ErrHungUp))
+}
+
+func (t *T[E]) skipAs(kind SkipKind, format string, args ...any) {
+	t.skip, t.kind = fmt.Sprintf(format, args...), kind
 	runtime.Goexit()
 }
 
@@ -140,5 +176,6 @@ func (t *T[E]) Findings() []Finding { return t.findings }
 func (t *T[E]) Sent() []*wire.Exchange { return t.sent }
 
 // Drop discards the findings recorded so far and records why the rule
-// cannot be decided instead (for a mode's Review hook).
-func (t *T[E]) Drop(why string) { t.findings, t.skip = nil, why }
+// cannot be decided instead, and the kind of that SKIP (for a mode's
+// Review hook).
+func (t *T[E]) Drop(kind SkipKind, why string) { t.findings, t.skip, t.kind = nil, why, kind }

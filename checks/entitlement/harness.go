@@ -189,7 +189,7 @@ func Walk(ctx context.Context, o Options) (*Env, []engine.Result[*Env], error) {
 	// runner through a client of its own (walk.go).
 	sess := engine.NewSession(wire.New(mustURL(d.URL), wire.Options{Timeout: o.Timeout}), o.Timeout, 0)
 	env.log = sess
-	suite := engine.Suite[*Env]{Rules: All(), Progress: o.Progress}
+	suite := engine.Suite[*Env]{Rules: All(), Progress: o.Progress, OwnDeadline: o.Deadline}
 	if _, fake := c.(*clock.Fake); fake {
 		suite.Workers = 1 // the walk moves a shared fake clock: one step at a time
 	}

@@ -54,7 +54,7 @@ var section5_3 = []*Rule{
 			ex := s.do(r)
 			id, _ := ex.Object()["agent"].(map[string]any)["id"].(string)
 			if id == "" {
-				t.Skip("describe gave no agent.id to compare with (the runner check judges describe)")
+				t.NotApplicable("describe gave no agent.id to compare with (the runner check judges describe)")
 			}
 			if c.Addressed() != id {
 				t.Fail(ex, "the check addressed %q while describe names %q; §1.5 spells one agent one way everywhere, the entitlement path included", c.Addressed(), id)
@@ -131,7 +131,7 @@ var section5_3 = []*Rule{
 				}
 			}
 			if carried == 0 {
-				t.Skip("no not_entitled refusal carries error.detail.access_ends_at, which §5.3 leaves optional")
+				t.NotApplicable("no not_entitled refusal carries error.detail.access_ends_at, which §5.3 leaves optional")
 			}
 		},
 	},

@@ -55,7 +55,7 @@ var section5_4 = []*Rule{
 			defer s.stop()
 			c := s.firstCheck()
 			if ex := s.refusals("while revoked")[0]; !refusedAs(ex, "not_entitled") {
-				t.Skip("while revoked, run answered %s rather than 403 not_entitled; 5.4/no-answer-past-window judges that refusal", ex.Brief())
+				t.NotApplicable("while revoked, run answered %s rather than 403 not_entitled; 5.4/no-answer-past-window judges that refusal", ex.Brief())
 			}
 			s.script(active(t.Env))
 			s.waitUntil(windowEnds(c).Add(s.slack()))

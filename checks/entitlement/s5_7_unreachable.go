@@ -50,7 +50,7 @@ var section5_7 = []*Rule{
 			s.firstCheck()
 			e := s.status("after a first-ever check answered 404")
 			if e.state != "revoked" {
-				t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
+				t.NotApplicable("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
 			}
 			if _, err := time.Parse(time.RFC3339, e.checkedAt); err != nil {
 				t.Fail(e.ex, "revoked after a 404 with checked_at %q: §4.4 requires one for revoked, and §5.7.4 has the runner supply its own receipt time", e.checkedAt)
@@ -204,11 +204,11 @@ var section5_7 = []*Rule{
 				}
 			}
 			if got == nil {
-				t.Skip("the distributor's log holds no check it answered 404")
+				t.NotApplicable("the distributor's log holds no check it answered 404")
 			}
 			at, err := time.Parse(time.RFC3339, e.checkedAt)
 			if err != nil {
-				t.Skip("checked_at %q is not an RFC 3339 timestamp (5.7.4/404-supplies-window judges that)", e.checkedAt)
+				t.NotApplicable("checked_at %q is not an RFC 3339 timestamp (5.7.4/404-supplies-window judges that)", e.checkedAt)
 			}
 			// The receipt is the 404 reaching the runner: no earlier than the
 			// second the distributor logged it, no later than status.
@@ -231,7 +231,7 @@ func revokedBy404(t *T) (*step, scripted.Request, ent) {
 	e := s.status("after the window, the distributor now answering 404")
 	if e.state != "revoked" {
 		s.stop()
-		t.Skip("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
+		t.NotApplicable("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
 	}
 	return s, c, e
 }
@@ -253,11 +253,12 @@ func unreachableRule(id string, a scripted.Answer, title, what string) *Rule {
 			defer s.stop()
 			ex := s.do(statusRequest("past the window, within grace, the distributor answering " + what))
 			if !ex.Answered() {
-				t.Skip("status got no answer within --timeout (%s) while the runner's own check waited on the distributor: a runner that holds status on its check needs a --timeout longer than its own check's", t.Env.Timeout)
+				t.Cite(ex)
+				t.Undecided("status got no answer within --timeout (%s) while the runner's own check waited on the distributor: a runner that holds status on its check needs a --timeout longer than its own check's", t.Env.Timeout)
 			}
 			e := s.status("past the window, within grace, the distributor answering " + what)
 			if !checkedSince(s, windowEnds(c)) {
-				t.Skip("the runner asked the distributor nothing after the window, so it never met %s (5.4/re-check-after-window judges that)", what)
+				t.NotApplicable("the runner asked the distributor nothing after the window, so it never met %s (5.4/re-check-after-window judges that)", what)
 			}
 			at, _ := time.Parse(time.RFC3339, e.checkedAt)
 			switch {

@@ -16,18 +16,18 @@ var section7 = []*Rule{
 		Title: "a runner requiring its own credential answers run and stream without it 401 unauthorized, revoked or not",
 		Probe: func(t *T) {
 			if len(t.Env.Headers) == 0 {
-				t.Skip("no --header was given: the walk speaks to the runner with no inbound credential, so there is none to withhold")
+				t.NeedsOption("no --header was given: the walk speaks to the runner with no inbound credential, so there is none to withhold")
 			}
 			s := begin(t, scripted.Answer{Kind: scripted.Revoked, StaleAfterSeconds: int(t.Env.Window.Seconds()), GraceSeconds: int(t.Env.Grace.Seconds())})
 			defer s.stop()
 			s.firstCheck()
 			if ex := s.refusals("revoked, with the credential")[0]; !refusedAs(ex, "not_entitled") {
-				t.Skip("revoked, run answered %s with the credential rather than 403 not_entitled; 5.4/no-answer-past-window judges that refusal", ex.Brief())
+				t.NotApplicable("revoked, run answered %s with the credential rather than 403 not_entitled; 5.4/no-answer-past-window judges that refusal", ex.Brief())
 			}
 			r := wire.Get("status")
 			r.OmitExtra, r.Note = true, "without the --header credential: does this runner require one?"
 			if ex := s.do(r); !ex.Is(http.StatusUnauthorized, "") {
-				t.Skip("status answered %s without the --header credential: this runner does not show that it requires one", ex.Brief())
+				t.NotApplicable("status answered %s without the --header credential: this runner does not show that it requires one", ex.Brief())
 			}
 			for _, verb := range []string{"run", "stream"} {
 				r := wire.PostJSON(verb, `{"inputs": "refusable by any runner"}`)

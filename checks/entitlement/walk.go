@@ -72,13 +72,13 @@ func (s *step) launch() {
 	}
 	inst, err := s.t.Env.Launcher.Launch(s.t.Ctx, v)
 	if err != nil {
-		s.t.Skip("the runner could not be launched: %v", err)
+		s.t.Undecided("the runner could not be launched: %v", err)
 	}
 	s.inst = inst
 	u, err := wire.ParseTarget(inst.URL())
 	if err != nil {
 		inst.Stop()
-		s.t.Skip("the launched runner gave an unusable address %q: %v", inst.URL(), err)
+		s.t.Undecided("the launched runner gave an unusable address %q: %v", inst.URL(), err)
 	}
 	s.url = u
 	s.sess = engine.NewSession(wire.New(u, wire.Options{Timeout: s.t.Env.Timeout, Headers: s.t.Env.Headers}), s.t.Env.Timeout, 0)
@@ -111,7 +111,7 @@ func (s *step) wait(d time.Duration) {
 	select {
 	case <-s.t.Env.Clock.After(d):
 	case <-s.t.Ctx.Done():
-		s.t.Skip("the walk's deadline passed while waiting")
+		s.t.Undecided("the walk's deadline passed while waiting")
 	}
 }
 
@@ -139,11 +139,11 @@ func (s *step) status(why string) ent {
 	e := ent{ex: ex}
 	obj := ex.Object()
 	if ex.Status != http.StatusOK || obj == nil {
-		s.t.Skip("GET status answered %s (%s), so there is no entitlement to read (4.4/status-answers-throughout judges that)", ex.Brief(), why)
+		s.t.SkipFor(ex, "GET status answered %s (%s), so there is no entitlement to read (4.4/status-answers-throughout judges that)", ex.Brief(), why)
 	}
 	e.block, _ = obj["entitlement"].(map[string]any)
 	if e.block == nil {
-		s.t.Skip("status carries no entitlement block (%s); the check of the runner judges that (4.4/schema)", why)
+		s.t.NotApplicable("status carries no entitlement block (%s); the check of the runner judges that (4.4/schema)", why)
 	}
 	e.state, _ = e.block["state"].(string)
 	var at any
@@ -193,7 +193,7 @@ func (s *step) served(why string) []*wire.Exchange {
 func (s *step) refusals(why string) []*wire.Exchange {
 	out := s.served(why)
 	if len(out) == 0 {
-		s.t.Skip("run answered 501 not_implemented: a Level 1 runner shows its entitlement in status only")
+		s.t.NotApplicable("run answered 501 not_implemented: a Level 1 runner shows its entitlement in status only")
 	}
 	return out
 }
@@ -243,11 +243,11 @@ func (s *step) checks() []scripted.Request { return s.t.Env.Dist.Log(s.token) }
 func (s *step) firstCheck() scripted.Request {
 	c, ok := s.awaitCheck()
 	if !ok {
-		s.t.Skip("the runner sent no check with its token to the distributor while answering status, nor within %s after (5.2/bearer-token judges how it presents the token): is %s mapped onto its own distributor setting, and %s onto its token?",
+		s.t.Undecided("the runner sent no check with its token to the distributor while answering status, nor within %s after (5.2/bearer-token judges how it presents the token): is %s mapped onto its own distributor setting, and %s onto its token?",
 			s.t.Env.CheckGrace, VarDistributor, VarToken)
 	}
 	if c.Kind == scripted.NoRoute || c.Kind == scripted.BadID {
-		s.t.Skip("the runner's check asked for %q, which names no identifier in two segments, so the distributor answered %d and the walk has no answer to start from (5.3.1/two-raw-segments judges the request)", c.Target, c.Status)
+		s.t.NotApplicable("the runner's check asked for %q, which names no identifier in two segments, so the distributor answered %d and the walk has no answer to start from (5.3.1/two-raw-segments judges the request)", c.Target, c.Status)
 	}
 	return c
 }
@@ -257,7 +257,7 @@ func (s *step) firstCheck() scripted.Request {
 func (s *step) anyCheck() scripted.Request {
 	c, ok := s.awaitCheck()
 	if !ok {
-		s.t.Skip("the runner sent no check with its token to the distributor (5.2/bearer-token judges how it presents the token)")
+		s.t.Undecided("the runner sent no check with its token to the distributor (5.2/bearer-token judges how it presents the token)")
 	}
 	return c
 }

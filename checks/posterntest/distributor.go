@@ -3,6 +3,7 @@ package posterntest
 import (
 	"context"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"testing"
 	"time"
 
@@ -73,7 +74,10 @@ func distributorSuite(c *config, base string, in distributor.Options) (*suite, e
 		if err != nil {
 			return nil, fmt.Errorf("posterntest: %w", err)
 		}
-		return report.AssembleDistributor(results, o, bl, report.Run{Started: started, Elapsed: time.Since(started)}), nil
+		recs := engine.Records(results)
+		h := report.Header{Mode: distributor.Mode, Target: o.Target,
+			Options: report.Options{Rules: o.Rules, Timeout: o.Timeout, Deadline: o.Deadline, Headers: report.HeaderNames(o.Headers)}}
+		return report.New(h, recs, distributor.Decide(recs, bl.Set()), bl, report.Run{Started: started, Elapsed: time.Since(started)}), nil
 	}
 	return s, nil
 }

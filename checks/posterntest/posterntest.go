@@ -205,7 +205,7 @@ func walkSuite(c *config, launcher entitlement.Launcher) (*suite, error) {
 		if err != nil {
 			return nil, fmt.Errorf("posterntest: %w", err)
 		}
-		return report.AssembleWalk(results, o, bl, report.Run{Started: started, Elapsed: time.Since(started)}), nil
+		return walkReport(results, o, bl, report.Run{Started: started, Elapsed: time.Since(started)}), nil
 	}
 	return s, nil
 }
@@ -258,19 +258,19 @@ func drive(t tester, s *suite, c *config) {
 	}
 	type decided struct {
 		rep *report.Report
-		res checks.Result
+		res engine.Record
 	}
 	byID := map[string]decided{}
 	if rep != nil {
 		for _, res := range rep.Results {
-			if res.Rule != nil {
+			if res.Rule.ID != "" {
 				byID[res.Rule.ID] = decided{rep, res}
 			}
 		}
 	}
 	style := report.Style{Verbose: verbose()}
 	var mu sync.Mutex
-	var shown []checks.Result
+	var shown []engine.Record
 	sections, by := bySection(s.rules)
 	for _, sec := range sections {
 		t.run(sec, func(st tester) {
@@ -310,19 +310,19 @@ func drive(t tester, s *suite, c *config) {
 }
 
 // verdict reports one result in its rule's subtest.
-func verdict(t tester, rep *report.Report, res checks.Result, strict report.Strictness, style report.Style) {
+func verdict(t tester, rep *report.Report, res engine.Record, strict report.Strictness, style report.Style) {
 	t.Helper()
 	text := report.ResultText(rep, res, style)
 	switch {
-	case res.Outcome == checks.Pass, rep.Known(res):
+	case res.Outcome == engine.Pass, rep.Known(res):
 		t.Log(text)
-	case res.Outcome == checks.Fail:
+	case res.Outcome == engine.Fail:
 		t.Error(text)
-	case res.Outcome == checks.Warn && strict.Warn:
+	case res.Outcome == engine.Warn && strict.Warn:
 		t.Error(text + "\n(a WARN fails a strict run)")
-	case res.Outcome == checks.Warn:
+	case res.Outcome == engine.Warn:
 		t.Log(text)
-	case res.Outcome == checks.Skip:
+	case res.Outcome == engine.Skip:
 		t.Skip(text)
 	default: // ERROR: the checker could not evaluate the rule
 		t.Error(text)
@@ -332,7 +332,7 @@ func verdict(t tester, rep *report.Report, res checks.Result, strict report.Stri
 // summarize fails t where the command would exit non-zero on the results
 // the subtests showed (report.Exit decides), and logs the tally and the
 // verdict; stale baseline entries are logged, as the command names them.
-func summarize(t tester, rep *report.Report, shown []checks.Result, bl *baseline.Baseline, strict report.Strictness) {
+func summarize(t tester, rep *report.Report, shown []engine.Record, bl *baseline.Baseline, strict report.Strictness) {
 	t.Helper()
 	sum := *rep
 	sum.Results = shown
@@ -366,4 +366,13 @@ func bySection(rules []ruleRef) (order []string, by map[string][]ruleRef) {
 func verbose() bool {
 	v := flagValue("test.v")
 	return v != "" && v != "false"
+}
+
+// walkReport is the report of a walk: its records, and the walk's own
+// verdict on them.
+func walkReport(results []engine.Result[*entitlement.Env], o entitlement.Options, bl *baseline.Baseline, run report.Run) *report.Report {
+	recs := engine.Records(results)
+	h := report.Header{Mode: entitlement.Mode, Target: entitlement.Target(o),
+		Options: report.Options{Rules: o.Rules, Timeout: o.Timeout, Deadline: o.Deadline}}
+	return report.New(h, recs, entitlement.Decide(recs, bl.Set()), bl, run)
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 	"github.com/urfave/cli/v3"
@@ -27,7 +27,7 @@ func readBaseline(cmd *cli.Command) (*baseline.Baseline, error) {
 }
 
 // writeBaseline writes the --write-baseline file, if one is asked for.
-func writeBaseline(cmd *cli.Command, results []checks.Result) error {
+func writeBaseline(cmd *cli.Command, results []engine.Record) error {
 	name := cmd.String("write-baseline")
 	if name == "" {
 		return nil

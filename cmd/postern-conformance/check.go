@@ -30,7 +30,7 @@ func checkFlags() []cli.Flag {
 		&cli.StringFlag{Category: probe, Local: true, Name: "origin", Usage: "an `ORIGIN` the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
 		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
-		&cli.FloatFlag{Category: probe, Local: true, Name: "deadline", DefaultText: deadlineDefault, Usage: "end the whole run after `SECONDS`: past it, the rules not yet decided SKIP with \"the runner stopped answering\""},
+		&cli.FloatFlag{Category: probe, Local: true, Name: "deadline", DefaultText: deadlineDefault, Usage: "end the whole run after `SECONDS`: past it, the rules not yet decided SKIP as undecided, and the verdict is not determined (exit 2)"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer a conforming runner gives at once (a refusal decided on the request head, the body withheld) before reporting that it did not; a conforming runner never pays it, since the waits it does pay are derived from its own answer times"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
@@ -96,7 +96,7 @@ func runCheck(ctx context.Context, cmd *cli.Command, target string) error {
 	if err := writeReports(cmd, rep); err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	if err := writeBaseline(cmd, results); err != nil {
+	if err := writeBaseline(cmd, rep.Results); err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
 	reportStale(cmd.Root().ErrWriter, rep)

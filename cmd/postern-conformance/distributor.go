@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/report/baseline"
 	"os"
 	"strings"
 	"time"
@@ -167,7 +168,7 @@ func runDistributor(ctx context.Context, cmd *cli.Command, o distributor.Options
 	if env != nil {
 		o = env.Options
 	}
-	return finish(cmd, report.AssembleDistributor(results, o, bl, report.Run{
+	return finish(cmd, distributorReport(results, o, bl, report.Run{
 		ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
 	}))
 }
@@ -293,4 +294,13 @@ are left out unless --stale shortens it.`,
 			return runDistributor(ctx, cmd, o)
 		},
 	}
+}
+
+// distributorReport is the report of a distributor check, with the mode's
+// own verdict.
+func distributorReport(results []distributor.Result, o distributor.Options, bl *baseline.Baseline, run report.Run) *report.Report {
+	recs := engine.Records(results)
+	h := report.Header{Mode: distributor.Mode, Target: o.Target,
+		Options: report.Options{Rules: o.Rules, Timeout: o.Timeout, Deadline: o.Deadline, Headers: report.HeaderNames(o.Headers)}}
+	return report.New(h, recs, distributor.Decide(recs, bl.Set()), bl, run)
 }

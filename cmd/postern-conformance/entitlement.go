@@ -154,8 +154,11 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
 	}
-	rep := report.AssembleWalk(results, o, bl, report.Run{
-		ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
-	})
+	recs := engine.Records(results)
+	rep := report.New(report.Header{Mode: entitlement.Mode, Target: entitlement.Target(o),
+		Options: report.Options{Rules: o.Rules, Timeout: o.Timeout, Deadline: o.Deadline}},
+		recs, entitlement.Decide(recs, bl.Set()), bl, report.Run{
+			ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
+		})
 	return finish(cmd, rep)
 }

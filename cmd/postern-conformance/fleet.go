@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/markdown"
@@ -157,7 +157,7 @@ func writeFleetBaseline(cmd *cli.Command, runners []report.Runner) error {
 	if cmd.String("write-baseline") == "" {
 		return nil
 	}
-	var all []checks.Result
+	var all []engine.Record
 	for _, rn := range runners {
 		all = append(all, rn.Report.Results...)
 	}

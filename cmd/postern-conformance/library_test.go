@@ -190,7 +190,7 @@ func TestHelpGroupsTheNewFlags(t *testing.T) {
 	_, rules, ok := strings.Cut(rest, "Rules:")
 	assert.Assert(t, ok, out)
 	assert.Check(t, is.Contains(probing, "--deadline SECONDS"))
-	assert.Check(t, is.Contains(probing, `the rules not yet decided SKIP with "the runner stopped answering"`))
+	assert.Check(t, is.Contains(probing, "the rules not yet decided SKIP as undecided, and the verdict is not determined (exit 2)"))
 	assert.Check(t, is.Contains(probing, "(default: 2 × --timeout + 5, or 600 with --execute)"))
 	assert.Check(t, is.Contains(rules, "--strict-baseline"))
 }

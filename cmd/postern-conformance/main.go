@@ -5,7 +5,9 @@
 // Exit status: 0 no MUST rule broken; 1 at least one broken (with --strict,
 // a SHOULD too; with --strict-baseline, a stale baseline entry); 2 the
 // runner could not be checked at all (unreachable, not a Postern runner, bad
-// arguments) or a rule could not be evaluated. report.Exit decides it.
+// arguments), a rule could not be evaluated, or nothing broke but rules at
+// or below the declared level were left undecided (the verdict is not
+// determined). report.Exit decides it.
 //
 // This package holds only the flags and their mapping onto the library:
 // checks runs the rules, report assembles and renders the report and
@@ -85,8 +87,8 @@ the request and response behind every finding.
 
 It never runs the agent unless --execute is given: every default probe is a
 request a conforming runner refuses before its agent starts. A SHOULD only
-warns. Exit status: 0 no MUST broken, 1 at least one broken, 2 could not
-check at all.
+warns. Exit status: 0 no MUST broken and every rule decided, 1 at least one
+broken, 2 could not check at all, or rules left undecided (not determined).
 
 Examples:
   postern-conformance http://127.0.0.1:8787

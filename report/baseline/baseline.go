@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 )
 
 // Baseline is a parsed baseline file.
@@ -164,7 +165,7 @@ type Stale struct {
 	File    string // the baseline file, or ""
 	Line    int    // the line that lists the rule
 	ID      string
-	Outcome checks.Outcome // what the rule came to instead: PASS or WARN
+	Outcome engine.Outcome // what the rule came to instead: PASS or WARN
 }
 
 // String is the notice a user reads: where the entry is, and what to do.
@@ -179,7 +180,7 @@ func (s Stale) String() string {
 // Comparison is a baseline held against the results of a run.
 type Comparison struct {
 	// Known are the FAILs the baseline excuses, in result order.
-	Known []checks.Result
+	Known []engine.Record
 	// Stale are the entries whose rule was checked and no longer fails
 	// (it came to PASS or WARN), in the baseline's line order.
 	Stale []Stale
@@ -191,20 +192,20 @@ type Comparison struct {
 
 // Compare holds the baseline against results. A nil baseline compares
 // empty.
-func (b *Baseline) Compare(results []checks.Result) Comparison {
+func (b *Baseline) Compare(results []engine.Record) Comparison {
 	var c Comparison
 	if b == nil {
 		return c
 	}
 	decided := map[string]bool{}
 	for _, r := range results {
-		if r.Rule == nil || !b.Excuses(r.Rule.ID) {
+		if r.Rule.ID == "" || !b.Excuses(r.Rule.ID) {
 			continue
 		}
 		switch r.Outcome {
-		case checks.Fail:
+		case engine.Fail:
 			c.Known = append(c.Known, r)
-		case checks.Pass, checks.Warn:
+		case engine.Pass, engine.Warn:
 			c.Stale = append(c.Stale, Stale{File: b.File, Line: b.entries[r.Rule.ID], ID: r.Rule.ID, Outcome: r.Outcome})
 		default:
 			continue
@@ -222,7 +223,7 @@ func (b *Baseline) Compare(results []checks.Result) Comparison {
 
 // Write writes a baseline file listing every rule that FAILs in results,
 // each with its title as a comment, so the file can be read by Read.
-func Write(name string, results []checks.Result) error {
+func Write(name string, results []engine.Record) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
@@ -235,11 +236,11 @@ func Write(name string, results []checks.Result) error {
 }
 
 // Format writes the baseline of results (see Write) to w.
-func Format(w io.Writer, results []checks.Result) error {
+func Format(w io.Writer, results []engine.Record) error {
 	var lines []string
 	seen := map[string]bool{}
 	for _, r := range results {
-		if r.Outcome != checks.Fail || r.Rule == nil || seen[r.Rule.ID] {
+		if r.Outcome != engine.Fail || r.Rule.ID == "" || seen[r.Rule.ID] {
 			continue
 		}
 		seen[r.Rule.ID] = true

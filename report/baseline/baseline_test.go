@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -61,7 +62,7 @@ func TestNilBaselineExcusesNothing(t *testing.T) {
 	var bl *Baseline
 	assert.Check(t, !bl.Excuses("x"))
 	assert.Check(t, bl.Set() == nil && bl.IDs() == nil)
-	c := bl.Compare([]checks.Result{{Rule: checks.All()[0], Outcome: checks.Fail}})
+	c := bl.Compare(engine.Records([]checks.Result{{Rule: checks.All()[0], Outcome: checks.Fail}}))
 	assert.Check(t, c.Known == nil && c.Stale == nil && c.Undecided == nil)
 }
 
@@ -81,7 +82,7 @@ func TestCompare(t *testing.T) {
 	text := strings.Join([]string{all[5].ID, all[2].ID, all[3].ID, all[1].ID, all[0].ID}, "\n")
 	bl, err := Parse(strings.NewReader(text), "b.txt")
 	assert.NilError(t, err)
-	c := bl.Compare(results)
+	c := bl.Compare(engine.Records(results))
 
 	assert.Assert(t, is.Len(c.Known, 1))
 	assert.Equal(t, c.Known[0].Rule.ID, all[0].ID)
@@ -107,7 +108,7 @@ func TestWriteThenRead(t *testing.T) {
 		{Outcome: checks.Fail},               // a result without a rule is skipped
 	}
 	file := filepath.Join(t.TempDir(), "baseline.txt")
-	assert.NilError(t, Write(file, results))
+	assert.NilError(t, Write(file, engine.Records(results)))
 	text, err := os.ReadFile(file)
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(string(text), all[0].ID+"  # "))
@@ -117,7 +118,7 @@ func TestWriteThenRead(t *testing.T) {
 	bl, err := Read(file)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, bl.Set(), map[string]bool{all[0].ID: true, all[2].ID: true})
-	c := bl.Compare(results)
+	c := bl.Compare(engine.Records(results))
 	assert.Check(t, is.Len(c.Known, 3))
 	assert.Check(t, is.Len(c.Stale, 0))
 }

@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/report"
 )
 
@@ -61,26 +61,28 @@ func (a Annotation) String() string {
 // order: an error for each finding of a FAIL, a warning for each of a
 // WARN, a notice for each of a FAIL the baseline excuses (KNOWN), and an
 // error for a rule the checker could not evaluate (ERROR), which fails the
-// run as well. PASS and SKIP say nothing. Each title names the rule ID and
+// run as well, and one warning, last, where the verdict is not determined
+// (rules left undecided, which fails the run too). PASS and SKIP say
+// nothing one by one. Each title names the rule ID and
 // section; each message is one finding's first line.
 func Annotations(r *report.Report) []Annotation {
 	var out []Annotation
 	for _, res := range r.Results {
 		rule := res.Rule
-		if rule == nil {
-			rule = &checks.Rule{ID: "?", Section: "?", Title: "(result without a rule)"}
+		if rule.ID == "" {
+			rule = engine.About{ID: "?", Section: "?", Title: "(result without a rule)"}
 		}
 		var level Level
 		prefix := ""
 		switch res.Outcome {
-		case checks.Fail:
+		case engine.Fail:
 			level = Error
 			if r.Baseline[rule.ID] {
 				level, prefix = Notice, "known failure, excused by the baseline: "
 			}
-		case checks.Warn:
+		case engine.Warn:
 			level = Warning
-		case checks.Pass, checks.Skip:
+		case engine.Pass, engine.Skip:
 			continue
 		default:
 			level, prefix = Error, "the checker could not evaluate this rule: "
@@ -104,6 +106,10 @@ func Annotations(r *report.Report) []Annotation {
 		for _, m := range msgs {
 			out = append(out, Annotation{Level: level, Title: title, Message: report.Clip(prefix+m, maxMessage)})
 		}
+	}
+	if !r.Verdict.Determined() {
+		out = append(out, Annotation{Level: Warning, Title: "Not determined: rules left undecided",
+			Message: report.Clip(report.Clean(r.Verdict.Text), maxMessage)})
 	}
 	return out
 }
@@ -157,13 +163,13 @@ func Pause(w io.Writer) (resume func() error, err error) {
 
 // Verdict is the verdict in one word, for a workflow's conditions:
 // "conformant"; "nonconformant" (a binding rule broken, or, in a check, no
-// level declared); or, for an entitlement walk no step of which could be
-// decided, "undecided".
+// level declared); or "undecided", where nothing is broken but rules the
+// verdict needs could not be decided (the runner stopped answering, say).
 func Verdict(r *report.Report) string {
 	switch {
 	case r.Verdict.Conformant:
 		return "conformant"
-	case r.Walk && r.Verdict.Broken == 0:
+	case !r.Verdict.Determined():
 		return "undecided"
 	}
 	return "nonconformant"
@@ -182,7 +188,8 @@ type Output struct{ Name, Value string }
 // Verdict), verdict-text (the verdict's sentence), level (the declared
 // level, 0 for none and for a walk), failures (FAILs the baseline does not
 // excuse), warnings, known (FAILs it does excuse), errors (rules the
-// checker could not evaluate), report-json and report-junit (the paths in
+// checker could not evaluate), undecided (SKIPs it could not decide),
+// report-json and report-junit (the paths in
 // f, empty when not written).
 func Outputs(r *report.Report, f Files) []Output {
 	c := r.Counts()
@@ -194,6 +201,7 @@ func Outputs(r *report.Report, f Files) []Output {
 		{"warnings", strconv.Itoa(c.Warn)},
 		{"known", strconv.Itoa(c.Baselined)},
 		{"errors", strconv.Itoa(c.Error)},
+		{"undecided", strconv.Itoa(c.Undecided)},
 		{"report-json", f.JSON},
 		{"report-junit", f.JUnit},
 	}

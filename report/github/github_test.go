@@ -34,10 +34,10 @@ func sample() *report.Report {
 		{Rule: rule("4.4/level1-ready", "4.4", "a Level 1 runner is ready"), Outcome: checks.Fail, Findings: []checks.Finding{finding("reported degraded")}},
 		{Rule: rule("4.2/order", "4.2", "bad_request first"), Outcome: checks.Error, Reason: "boom: the checker broke\nstack"},
 		{Rule: rule("4.1/json", "4.1", "describe is JSON"), Outcome: checks.Pass},
-		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: checks.Skip, Reason: "needs --execute"},
+		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: checks.Skip, Kind: checks.NeedsOption, Reason: "needs --execute"},
 	}
-	return &report.Report{Target: "http://127.0.0.1:8787", Results: results, Baseline: map[string]bool{"4.4/level1-ready": true},
-		Verdict: levels.Decide(3, results, map[string]bool{"4.4/level1-ready": true})}
+	return &report.Report{Target: "http://127.0.0.1:8787", Results: engine.Records(results), Baseline: map[string]bool{"4.4/level1-ready": true},
+		Verdict: levels.Decide(3, engine.Records(results), map[string]bool{"4.4/level1-ready": true})}
 }
 
 func write(t *testing.T, r *report.Report) string {
@@ -105,7 +105,7 @@ func TestNoInjection(t *testing.T) {
 			Outcome: checks.Fail, Findings: []checks.Finding{finding(h)},
 		})
 	}
-	out := write(t, &report.Report{Results: results})
+	out := write(t, &report.Report{Results: engine.Records(results)})
 	cmds := commands(out)
 	assert.Equal(t, len(cmds), len(hostile), out)
 	assert.Equal(t, strings.Count(out, "\n"), len(hostile), "one line per annotation:\n%s", out)
@@ -129,13 +129,13 @@ func TestManyFindings(t *testing.T) {
 	for i := range 12 {
 		fs = append(fs, finding(fmt.Sprint("finding ", i)))
 	}
-	out := write(t, &report.Report{Results: []checks.Result{{Rule: rule("a/b", "2", "t"), Outcome: checks.Fail, Findings: fs}}})
+	out := write(t, &report.Report{Results: engine.Records([]checks.Result{{Rule: rule("a/b", "2", "t"), Outcome: checks.Fail, Findings: fs}})})
 	cmds := commands(out)
 	assert.Equal(t, len(cmds), github.MaxPerRule)
 	assert.Check(t, strings.HasSuffix(cmds[len(cmds)-1], "::and 8 more findings (see the report)"), cmds[len(cmds)-1])
 
 	long := strings.Repeat("é", 2000)
-	out = write(t, &report.Report{Results: []checks.Result{{Rule: rule("a/b", "2", long), Outcome: checks.Warn, Findings: []checks.Finding{finding(long)}}}})
+	out = write(t, &report.Report{Results: engine.Records([]checks.Result{{Rule: rule("a/b", "2", long), Outcome: checks.Warn, Findings: []checks.Finding{finding(long)}}})})
 	assert.Check(t, len(out) < 2000, "title and message are clipped: %d bytes", len(out))
 	assert.Check(t, is.Contains(out, "…"))
 }
@@ -146,7 +146,7 @@ func TestOutputs(t *testing.T) {
 	assert.Equal(t, b.String(), strings.Join([]string{
 		"verdict=nonconformant",
 		"verdict-text=Nonconformant at declared Level 3: 1 MUST rule broken. (1 known failure excused by the baseline.)",
-		"level=3", "failures=1", "warnings=1", "known=1", "errors=1",
+		"level=3", "failures=1", "warnings=1", "known=1", "errors=1", "undecided=0",
 		"report-json=/tmp/r.json", "report-junit=/tmp/j.xml",
 	}, "\n")+"\n")
 
@@ -162,7 +162,7 @@ func TestOutputs(t *testing.T) {
 	assert.Check(t, is.Contains(out, "report-json<<"+delim+"\n/tmp/a\nverdict=conformant\n"+delim+"\n"))
 	assert.Check(t, is.Equal(strings.Count(out, "verdict=nonconformant\n"), 1))
 
-	clean := &report.Report{Results: []checks.Result{{Rule: rule("a/b", "2", "t"), Outcome: checks.Pass}}}
+	clean := &report.Report{Results: engine.Records([]checks.Result{{Rule: rule("a/b", "2", "t"), Outcome: checks.Pass}})}
 	clean.Verdict = levels.Decide(2, clean.Results, nil)
 	outs := github.Outputs(clean, github.Files{})
 	assert.DeepEqual(t, outs[:4], []github.Output{{"verdict", "conformant"}, {"verdict-text", "Conformant at Level 2."}, {"level", "2"}, {"failures", "0"}})
@@ -195,7 +195,7 @@ func TestWalk(t *testing.T) {
 		{Rule: rules[1], Outcome: checks.Fail, Findings: []checks.Finding{finding("the token was echoed in status")}},
 		{Rule: rules[2], Outcome: checks.Fail, Findings: []checks.Finding{finding("status answered 503")}},
 	}
-	rep := report.AssembleWalk(res, entitlement.Options{Launch: "my-runner --port 0"}, baseline.Of(rules[2].ID), report.Run{})
+	rep := walkReport(res, entitlement.Options{Launch: "my-runner --port 0"}, baseline.Of(rules[2].ID))
 	out := write(t, rep)
 	cmds := commands(out)
 	assert.Equal(t, len(cmds), 2, out)
@@ -206,8 +206,14 @@ func TestWalk(t *testing.T) {
 	assert.DeepEqual(t, outs[0], github.Output{Name: "verdict", Value: "nonconformant"})
 	assert.DeepEqual(t, outs[2], github.Output{Name: "level", Value: "0"})
 
-	undecided := report.AssembleWalk([]engine.Result[*entitlement.Env]{{Rule: rules[0], Outcome: checks.Skip, Reason: "no status"}},
-		entitlement.Options{}, nil, report.Run{})
+	undecided := walkReport([]engine.Result[*entitlement.Env]{{Rule: rules[0], Outcome: checks.Skip, Kind: checks.Undecided, Reason: "no status"}},
+		entitlement.Options{}, nil)
 	assert.Equal(t, github.Verdict(undecided), "undecided")
-	assert.Equal(t, write(t, undecided), "")
+	assert.Equal(t, write(t, undecided), "::warning title=Not determined%3A rules left undecided::"+undecided.Verdict.Text+"\n")
+}
+
+// walkReport is the report of a walk, as the command builds it.
+func walkReport(res []engine.Result[*entitlement.Env], o entitlement.Options, bl *baseline.Baseline) *report.Report {
+	recs := engine.Records(res)
+	return report.New(report.Header{Mode: entitlement.Mode, Target: entitlement.Target(o)}, recs, entitlement.Decide(recs, bl.Set()), bl, report.Run{})
 }

@@ -20,8 +20,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/sigrix-io/postern-conformance/checks"
-	"github.com/sigrix-io/postern-conformance/levels"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
@@ -60,29 +59,21 @@ func (d *doc) line(parts ...string) {
 
 func (d *doc) header(r *report.Report) {
 	mark := "❌"
-	if r.Verdict.Conformant {
+	switch {
+	case r.Verdict.Conformant:
 		mark = "✅"
+	case !r.Verdict.Determined():
+		mark = "❔"
 	}
-	what := "Postern conformance"
-	if r.Walk {
-		what = "Postern entitlement walk"
-	}
-	d.line("## ", mark, " ", what, ": ", Escape(r.Verdict.Text))
+	d.line("## ", mark, " ", Escape("Postern "+r.ModeName()), ": ", Escape(r.Verdict.Text))
 	d.line()
 	facts := []string{"**Target:** " + Escape(r.Target)}
-	switch {
-	case r.Walk:
-		facts = append(facts, "each step launched the runner with a token of its own")
-	case r.Verdict.Declared == 0:
-		facts = append(facts, "**Declared level:** none")
-	default:
-		lv := fmt.Sprintf("**Declared level:** %d", r.Verdict.Declared)
-		if name, ok := levels.Names[r.Verdict.Declared]; ok {
-			lv += " — " + name + " (" + levels.Verbs[r.Verdict.Declared] + ")"
-		}
-		facts = append(facts, lv)
+	if label, rest, ok := strings.Cut(r.Verdict.Scope, ": "); ok {
+		facts = append(facts, "**"+Escape(label)+":** "+Escape(rest))
+	} else if r.Verdict.Scope != "" {
+		facts = append(facts, Escape(r.Verdict.Scope))
 	}
-	if !r.Walk {
+	if r.ModeName() == report.ModeCheck {
 		o := r.Options
 		origin := "none"
 		if o.Origin != "" {
@@ -115,6 +106,9 @@ func (d *doc) counts(r *report.Report) {
 	d.line()
 	if s := r.StartsLine(); s != "" {
 		d.line(Escape(s))
+	}
+	if c.Skip > 0 {
+		d.line(Escape(fmt.Sprintf("SKIP: %d not applicable, %d need an option, %d undecided.", c.NotApplicable, c.NeedsOption, c.Undecided)))
 		d.line()
 	}
 	for _, st := range r.Stale {
@@ -127,11 +121,11 @@ func (d *doc) counts(r *report.Report) {
 
 // outcome is the column a result counts in: PASS FAIL WARN SKIP ERROR
 // KNOWN.
-func outcome(r *report.Report, res checks.Result) string {
+func outcome(r *report.Report, res engine.Record) string {
 	switch res.Outcome {
-	case checks.Pass, checks.Warn, checks.Skip:
+	case engine.Pass, engine.Warn, engine.Skip:
 		return string(res.Outcome)
-	case checks.Fail:
+	case engine.Fail:
 		if known(r, res) {
 			return "KNOWN"
 		}
@@ -140,14 +134,14 @@ func outcome(r *report.Report, res checks.Result) string {
 	return "ERROR"
 }
 
-func known(r *report.Report, res checks.Result) bool {
-	return res.Outcome == checks.Fail && r.Baseline[ruleOf(res).ID]
+func known(r *report.Report, res engine.Record) bool {
+	return res.Outcome == engine.Fail && r.Baseline[ruleOf(res).ID]
 }
 
-var unknownRule = &checks.Rule{ID: "?", Section: "?", Title: "(result without a rule)"}
+var unknownRule = engine.About{ID: "?", Section: "?", Title: "(result without a rule)"}
 
-func ruleOf(res checks.Result) *checks.Rule {
-	if res.Rule == nil {
+func ruleOf(res engine.Record) engine.About {
+	if res.Rule.ID == "" {
 		return unknownRule
 	}
 	return res.Rule
@@ -195,13 +189,13 @@ func (d *doc) sections(r *report.Report) {
 }
 
 // ruleHeading is "`2.1/wrong-method` (§2.1) title", escaped as prose.
-func ruleHeading(rule *checks.Rule) string {
+func ruleHeading(rule engine.About) string {
 	return Code(rule.ID) + " " + Escape("(§"+rule.Section+") "+rule.Title)
 }
 
 // failures writes each FAIL with its findings and evidence, collapsed.
 func (d *doc) failures(r *report.Report) {
-	var fails []checks.Result
+	var fails []engine.Record
 	for _, res := range r.Results {
 		if outcome(r, res) == "FAIL" {
 			fails = append(fails, res)
@@ -227,7 +221,7 @@ func (d *doc) failures(r *report.Report) {
 
 // findings writes the findings of res, each with the exchange that shows
 // it when evidence is wanted; an exchange cited twice is drawn once.
-func (d *doc) findings(res checks.Result, evidence bool) {
+func (d *doc) findings(res engine.Record, evidence bool) {
 	shown := map[*wire.Exchange]bool{}
 	for i, f := range res.Findings {
 		if i == maxFindings {

@@ -46,11 +46,11 @@ func sample() *report.Report {
 		{Rule: rule("4.2/order", "4.2", "bad_request first"), Outcome: checks.Error, Reason: "boom"},
 		{Rule: rule("4.1/json", "4.1", "describe is JSON"), Outcome: checks.Pass},
 		{Rule: rule("4.1/schema", "4.1", "describe validates"), Outcome: checks.Pass},
-		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: checks.Skip, Reason: "needs --execute"},
+		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: checks.Skip, Kind: checks.NeedsOption, Reason: "needs --execute"},
 	}
 	bl := map[string]bool{"4.4/level1-ready": true}
 	return &report.Report{Target: "http://127.0.0.1:8787", Options: report.Options{Origin: "https://app.example.com"},
-		Results: results, Baseline: bl, Verdict: levels.Decide(3, results, bl)}
+		Results: engine.Records(results), Baseline: bl, Verdict: levels.Decide(3, engine.Records(results), bl)}
 }
 
 func write(t *testing.T, r *report.Report) string {
@@ -172,17 +172,17 @@ func TestWalk(t *testing.T) {
 		{Rule: rules[1], Outcome: checks.Fail, Findings: []checks.Finding{{Message: "the token was echoed in status"}}},
 		{Rule: rules[2], Outcome: checks.Fail, Findings: []checks.Finding{{Message: "status answered 503"}}},
 	}
-	rep := report.AssembleWalk(res, entitlement.Options{Launch: "my-runner --port 0 | tee log"}, baseline.Of(rules[2].ID), report.Run{})
+	rep := walkReport(res, entitlement.Options{Launch: "my-runner --port 0 | tee log"}, baseline.Of(rules[2].ID))
 	out := write(t, rep)
 	assert.Check(t, is.Contains(out, "## ❌ Postern entitlement walk: Entitlement mishandled: 1 MUST rule of §5 broken. (1 known failure excused by the baseline.)\n"))
-	assert.Check(t, is.Contains(out, "**Target:** launched: my-runner --port 0 \\| tee log · each step launched the runner with a token of its own"))
+	assert.Check(t, is.Contains(out, "**Target:** launched: my-runner --port 0 \\| tee log · **An entitlement walk:** each step launched the runner with a token of its own"))
 	assert.Check(t, !strings.Contains(out, "Declared level"))
 	assert.Check(t, !strings.Contains(out, "**Origin:**"))
 	assert.Check(t, is.Contains(out, "<summary><b>FAIL</b> "+rules[1].ID))
 	assert.Check(t, is.Contains(out, "- the token was echoed in status\n"))
 	assert.Check(t, is.Contains(out, "### Known failures, excused by the baseline\n\n- `"+rules[2].ID+"`"))
 
-	ok := report.AssembleWalk(res[:1], entitlement.Options{}, nil, report.Run{})
+	ok := walkReport(res[:1], entitlement.Options{}, nil)
 	out = write(t, ok)
 	assert.Check(t, is.Contains(out, "## ✅ Postern entitlement walk: Entitlement handled as §5 requires.\n"))
 	assert.Check(t, !strings.Contains(out, "### Failures"))
@@ -197,8 +197,14 @@ func TestBudget(t *testing.T) {
 		results = append(results, checks.Result{Rule: rule("2/x", "2", "t"), Outcome: checks.Fail,
 			Findings: []checks.Finding{{Message: "m", Ex: big}}})
 	}
-	out := write(t, &report.Report{Results: results})
+	out := write(t, &report.Report{Results: engine.Records(results)})
 	assert.Check(t, len(out) < markdown.Budget+64<<10, "%d bytes", len(out))
 	assert.Equal(t, strings.Count(out, "<details>"), 600)
 	assert.Check(t, is.Contains(out, "(evidence left out: the summary is long; see the JSON report)"))
+}
+
+// walkReport is the report of a walk, as the command builds it.
+func walkReport(res []engine.Result[*entitlement.Env], o entitlement.Options, bl *baseline.Baseline) *report.Report {
+	recs := engine.Records(res)
+	return report.New(report.Header{Mode: entitlement.Mode, Target: entitlement.Target(o)}, recs, entitlement.Decide(recs, bl.Set()), bl, report.Run{})
 }
