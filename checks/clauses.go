@@ -1,0 +1,54 @@
+package checks
+
+import "sort"
+
+// Clause is one of the several things a rule checks, any of which a runner
+// can break alone. The proof plants a fault per clause (fixtures.Fault's
+// Clause), so that a check removed from a rule shows as a fault no longer
+// caught.
+type Clause struct {
+	// Name is unique within its rule: "utf-8".
+	Name string
+	// What is what breaks the clause, in a line.
+	What string
+	// Mark is a piece of the rule's finding that shows this clause broke.
+	Mark string
+	// Warns marks a clause whose breach alone WARNs (it is inferred) where
+	// the rule would FAIL.
+	Warns bool
+}
+
+// clauses lists the clauses of the rules that check several things, by
+// rule ID.
+var clauses = map[string][]Clause{
+	"4.3/framing": {
+		{Name: "utf-8", What: "the stream is not UTF-8", Mark: "not valid UTF-8"},
+		{Name: "event-name", What: "an event has no event: field", Mark: "no event: field"},
+		{Name: "data-field", What: "an event has no data: field", Mark: "no data: field"},
+		{Name: "json-data", What: "an event's data is not JSON", Mark: "data is not JSON", Warns: true},
+		{Name: "blank-line", What: "no blank line ends an event", Mark: "no blank line ends it"},
+	},
+	"4.3/ends-once": {
+		{Name: "no-end", What: "the stream ends without done or error", Mark: "without done or error"},
+		{Name: "two-ends", What: "the stream carries more than one done or error", Mark: "ending events"},
+		{Name: "after-end", What: "an event follows done or error", Mark: "more event(s)"},
+	},
+	"2.3/null-origin": {
+		{Name: "preflight", What: "a preflight from Origin: null is admitted", Mark: "OPTIONS "},
+		{Name: "read", What: "a GET from Origin: null is admitted", Mark: "GET "},
+		{Name: "post", What: "a POST from Origin: null is admitted", Mark: "POST "},
+	},
+}
+
+// Clauses lists the clauses of rule id, none where it checks one thing.
+func Clauses(id string) []Clause { return clauses[id] }
+
+// ClausedRules lists, sorted, the rules that declare clauses.
+func ClausedRules() []string {
+	ids := make([]string, 0, len(clauses))
+	for id := range clauses {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
