@@ -391,9 +391,12 @@ func faultProblems(f fixtures.Fault, base, got outcome) []string {
 			out = append(out, fmt.Sprintf("fault %s lists %s as also broken (%s), got %s", f.Name, id, f.AlsoWhy, describe(r)))
 		}
 	}
-	starved := map[string]bool{}
+	starved, fed := map[string]bool{}, map[string]bool{}
 	for _, id := range f.Starves {
 		starved[id] = true
+	}
+	for _, id := range f.Feeds {
+		fed[id] = true
 	}
 	for _, id := range sortedIDs(got.results) {
 		r := got.results[id]
@@ -401,6 +404,12 @@ func faultProblems(f fixtures.Fault, base, got outcome) []string {
 			continue
 		}
 		b := base.results[id]
+		if fed[id] && b.Outcome != r.Outcome {
+			if b.Outcome != checks.Skip || r.Outcome != checks.Pass {
+				out = append(out, fmt.Sprintf("fault %s should give %s something to pass, from SKIP; got %s → %s", f.Name, id, b.Outcome, describe(r)))
+			}
+			continue
+		}
 		if (starved[id] || starved["*"]) && b.Outcome != r.Outcome {
 			if r.Outcome != checks.Skip {
 				out = append(out, fmt.Sprintf("fault %s should leave %s nothing to judge, got %s", f.Name, id, describe(r)))
@@ -443,7 +452,7 @@ func faultDeclaration(f fixtures.Fault) error {
 	for _, list := range []struct {
 		name string
 		ids  []string
-	}{{"Also", f.Also}, {"Starves", f.Starves}} {
+	}{{"Also", f.Also}, {"Starves", f.Starves}, {"Feeds", f.Feeds}} {
 		for _, id := range list.ids {
 			if id == "*" && list.name == "Starves" {
 				continue
@@ -491,6 +500,8 @@ func TestFaultDeclarationsAreChecked(t *testing.T) {
 		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/wrong-method"}, AlsoWhy: "why"}, "in both Rule and Also"},
 		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/envelope"}, AlsoWhy: "why", Starves: []string{"2.1/envelope"}}, "in both Also and Starves"},
 		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Starves: []string{"9.9/no-such-rule"}}, "Starves names no rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Feeds: []string{"9.9/no-such-rule"}}, "Feeds names no rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Starves: []string{"2.1/envelope"}, Feeds: []string{"2.1/envelope"}}, "in both Starves and Feeds"},
 		{fixtures.Fault{Name: "x", Rule: "4.3/framing"}, "names none of them"},
 		{fixtures.Fault{Name: "x", Rule: "4.3/framing", Clause: "no-such-clause"}, `has no clause "no-such-clause"`},
 		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Clause: "utf-8"}, `has no clause "utf-8"`},
