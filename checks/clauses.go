@@ -52,3 +52,19 @@ func ClausedRules() []string {
 	sort.Strings(ids)
 	return ids
 }
+
+// Breach is how a breach of rule id's clause (any breach, where clause is
+// "") is reported: the rule's strength, WARN for a clause that warns.
+// "" where there is no such rule.
+func Breach(id, clause string) Outcome {
+	r := Lookup(id)
+	if r == nil {
+		return ""
+	}
+	for _, c := range clauses[id] {
+		if c.Name == clause && c.Warns {
+			return Warn
+		}
+	}
+	return r.Strength()
+}

@@ -68,19 +68,6 @@ func checkConfig(cfg fixtures.Config, execute bool, rules ...string) (outcome, e
 	return out, nil
 }
 
-// checkRunner is checkConfig on the test's own goroutine.
-func checkRunner(t testing.TB, cfg fixtures.Config, execute bool, rules ...string) outcome {
-	t.Helper()
-	out, err := checkConfig(cfg, execute, rules...)
-	assert.NilError(t, err)
-	return out
-}
-
-func checkFixture(t testing.TB, level int, posture string, execute bool, faults ...string) outcome {
-	t.Helper()
-	return checkRunner(t, configFor(runKey{posture: posture, level: level, execute: execute}, faults...), execute)
-}
-
 func describe(r checks.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", r.Outcome, r.Rule.ID)
@@ -365,16 +352,12 @@ func proveFaults(t *testing.T, faults []fixtures.Fault) {
 // other rule as in base.
 func faultProblems(f fixtures.Fault, base, got outcome) []string {
 	var out []string
-	rule := checks.Lookup(f.Rule)
-	want := rule.Strength()
+	want := checks.Breach(f.Rule, f.Clause)
 	r := got.results[f.Rule]
 	if f.Clause != "" {
 		c, ok := clauseOf(f.Rule, f.Clause)
 		if !ok {
 			return append(out, fmt.Sprintf("fault %s names no clause %q of %s", f.Name, f.Clause, f.Rule))
-		}
-		if c.Warns {
-			want = checks.Warn
 		}
 		if !shows(r, c) {
 			out = append(out, fmt.Sprintf("fault %s breaks clause %q of %s, and no finding shows it (%q); got %s", f.Name, c.Name, f.Rule, c.Mark, describe(r)))
