@@ -21,6 +21,15 @@ type Clause struct {
 // clauses lists the clauses of the rules that check several things, by
 // rule ID.
 var clauses = map[string][]Clause{
+	"2.1/wrong-method": {
+		{Name: "envelope", What: "a wrong method is refused without the error envelope", Mark: "without the error envelope"},
+		{Name: "accepted", What: "a wrong method is answered as if it were the right one", Mark: "a method the path does not take is refused", Warns: true},
+		{Name: "envelope-shape", What: "a wrong method is refused in an envelope the error schema refuses", Mark: "error /error"},
+	},
+	"7/stray-authorization": {
+		{Name: "401", What: "a stray Authorization header is refused 401", Mark: "was answered 401"},
+		{Name: "changed", What: "a stray Authorization header changes the answer otherwise", Mark: "without; §7"},
+	},
 	"4.3/framing": {
 		{Name: "utf-8", What: "the stream is not UTF-8", Mark: "not valid UTF-8"},
 		{Name: "event-name", What: "an event has no event: field", Mark: "no event: field"},

@@ -441,7 +441,7 @@ func faultDeclaration(f fixtures.Fault) error {
 // TestFaultDeclarationsAreChecked proves faultDeclaration refuses what it
 // is there to refuse.
 func TestFaultDeclarationsAreChecked(t *testing.T) {
-	ok := fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/envelope"}, AlsoWhy: "one handler"}
+	ok := fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Also: []string{"2.1/envelope"}, AlsoWhy: "one handler"}
 	assert.NilError(t, faultDeclaration(ok))
 	assert.NilError(t, faultDeclaration(fixtures.Fault{Name: "x", Rule: "4.3/framing", Clause: "utf-8"}))
 	for _, c := range []struct {
@@ -449,17 +449,17 @@ func TestFaultDeclarationsAreChecked(t *testing.T) {
 		want string
 	}{
 		{fixtures.Fault{Name: "x", Rule: "9.9/no-such-rule"}, "names no rule 9.9/no-such-rule"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"9.9/no-such-rule"}, AlsoWhy: "why"}, "Also names no rule 9.9/no-such-rule"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/envelope"}}, "AlsoWhy does not say why"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", AlsoWhy: "why"}, "Also lists no rule"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/wrong-method"}, AlsoWhy: "why"}, "in both Rule and Also"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Also: []string{"2.1/envelope"}, AlsoWhy: "why", Starves: []string{"2.1/envelope"}}, "in both Also and Starves"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Starves: []string{"9.9/no-such-rule"}}, "Starves names no rule"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Feeds: []string{"9.9/no-such-rule"}}, "Feeds names no rule"},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Starves: []string{"2.1/envelope"}, Feeds: []string{"2.1/envelope"}}, "in both Starves and Feeds"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Also: []string{"9.9/no-such-rule"}, AlsoWhy: "why"}, "Also names no rule 9.9/no-such-rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Also: []string{"2.1/envelope"}}, "AlsoWhy does not say why"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", AlsoWhy: "why"}, "Also lists no rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Also: []string{"2.1/unknown-path"}, AlsoWhy: "why"}, "in both Rule and Also"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Also: []string{"2.1/envelope"}, AlsoWhy: "why", Starves: []string{"2.1/envelope"}}, "in both Also and Starves"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Starves: []string{"9.9/no-such-rule"}}, "Starves names no rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Feeds: []string{"9.9/no-such-rule"}}, "Feeds names no rule"},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Starves: []string{"2.1/envelope"}, Feeds: []string{"2.1/envelope"}}, "in both Starves and Feeds"},
 		{fixtures.Fault{Name: "x", Rule: "4.3/framing"}, "names none of them"},
 		{fixtures.Fault{Name: "x", Rule: "4.3/framing", Clause: "no-such-clause"}, `has no clause "no-such-clause"`},
-		{fixtures.Fault{Name: "x", Rule: "2.1/wrong-method", Clause: "utf-8"}, `has no clause "utf-8"`},
+		{fixtures.Fault{Name: "x", Rule: "2.1/unknown-path", Clause: "utf-8"}, `has no clause "utf-8"`},
 	} {
 		assert.ErrorContains(t, faultDeclaration(c.f), c.want)
 	}
