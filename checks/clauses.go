@@ -26,6 +26,12 @@ var clauses = map[string][]Clause{
 		{Name: "accepted", What: "a wrong method is answered as if it were the right one", Mark: "a method the path does not take is refused", Warns: true},
 		{Name: "envelope-shape", What: "a wrong method is refused in an envelope the error schema refuses", Mark: "error /error"},
 	},
+	"4.5/stream-timeout-event": {
+		{Name: "done", What: "a stream runs past the limit and ends with done", Mark: "and ended with done"},
+		{Name: "no-error-event", What: "a stream stopped at the limit ends with no error event", Mark: "with no error event"},
+		{Name: "code", What: "a stream stopped at the limit ends with an error event of another code", Mark: "with an error event carrying code"},
+		{Name: "refused", What: "a stream reaching the limit is refused in place of an error event", Mark: "the timeout arrives as an error event"},
+	},
 	"7/stray-authorization": {
 		{Name: "401", What: "a stray Authorization header is refused 401", Mark: "was answered 401"},
 		{Name: "changed", What: "a stray Authorization header changes the answer otherwise", Mark: "without; §7"},
