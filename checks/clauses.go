@@ -36,6 +36,14 @@ var clauses = map[string][]Clause{
 		{Name: "401", What: "a stray Authorization header is refused 401", Mark: "was answered 401"},
 		{Name: "changed", What: "a stray Authorization header changes the answer otherwise", Mark: "without; §7"},
 	},
+	"2.3/refused-preflight-204": {
+		{Name: "error-status", What: "a refused origin's preflight is answered with an error status", Mark: "an origin nobody configured, was refused"},
+		{Name: "other-origin", What: "a refused origin's preflight carries another origin in Access-Control-Allow-Origin", Mark: "but carries"},
+	},
+	"4.6/names-missing": {
+		{Name: "absent", What: "a 424 names no unset variable", Mark: "carries no error.detail.missing"},
+		{Name: "disagrees", What: "a 424 names other variables than status does", Mark: "while status.credentials.missing is"},
+	},
 	"4.3/framing": {
 		{Name: "utf-8", What: "the stream is not UTF-8", Mark: "not valid UTF-8"},
 		{Name: "event-name", What: "an event has no event: field", Mark: "no event: field"},
