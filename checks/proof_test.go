@@ -175,7 +175,7 @@ var (
 	// fastSlots bounds the conformant checks of fast agents run at once
 	// (they are bound by the processor); a slow agent's check mostly
 	// sleeps, so those run side by side unbounded.
-	fastSlots = make(chan struct{}, 3)
+	fastSlots = make(chan struct{}, 2)
 )
 
 func entry(k runKey) *shared {

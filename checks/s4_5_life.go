@@ -113,7 +113,13 @@ var section4_5 = []*Rule{
 			case !o.truly:
 				t.Skip("all %d runs started at once were accepted, but they did not overlap: %s", n+1, o.why)
 			default:
-				t.Fail(o.last, "status declares max_concurrent_runs %d, yet %d runs were in flight at once and all were accepted (%s); §4.5 makes the declared number the ceiling (inferred: no keyword binds it)", n, n+1, o.why)
+				// Timings read by the client stretch under load: confirmed
+				// on a second set of runs before it is reported.
+				if again := overlapping(t, n+1); again.refused != nil || len(again.other) > 0 || !again.truly {
+					t.Skip("%d runs started at once overlapped (%s), and a second set did not: not confirmed", n+1, o.why)
+					return
+				}
+				t.Fail(o.last, "status declares max_concurrent_runs %d, yet %d runs were in flight at once and all were accepted, twice (%s); §4.5 makes the declared number the ceiling (inferred: no keyword binds it)", n, n+1, o.why)
 			}
 		},
 	},
@@ -131,7 +137,11 @@ var section4_5 = []*Rule{
 			case !o.truly:
 				t.Skip("both runs started at once were accepted, but they did not overlap: %s", o.why)
 			default:
-				t.Fail(o.last, "two runs were in flight at once (%s), and status declares no limits.max_concurrent_runs; §4.5 asks a runner permitting overlap to say how much", o.why)
+				if again := overlapping(t, 2); again.refused != nil || len(again.other) > 0 || !again.truly {
+					t.Skip("two runs started at once overlapped (%s), and a second pair did not: not confirmed", o.why)
+					return
+				}
+				t.Fail(o.last, "two runs were in flight at once, twice (%s), and status declares no limits.max_concurrent_runs; §4.5 asks a runner permitting overlap to say how much", o.why)
 			}
 		},
 	},
