@@ -138,7 +138,9 @@ func TestParallelBoundsTheRunnersCheckedAtOnce(t *testing.T) {
 	for _, r := range res {
 		assert.NilError(t, r.Err)
 	}
-	assert.Check(t, most <= 2 && most >= 1, "%d runners were being checked at once", most)
+	// Bounded, and parallel: with six runners and two slots, two checks
+	// are in flight together (each sends dozens of requests, 2 ms apiece).
+	assert.Check(t, most == 2, "%d runners were being checked at once, want 2", most)
 	assert.Equal(t, calls.Load(), int64(2*len(targets)))
 	assert.Equal(t, last.Load(), int64(len(targets)))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,7 +77,26 @@ func ExampleRun() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		posterntest.Run(t, runner, posterntest.Origin(fixtures.AllowedOrigin))
+		posterntest.Run(t, runner, posterntest.Origin(fixtures.AllowedOrigin), posterntest.Rules("2.1/wrong-method", "4.4/content-type"))
 	}
-	_ = testConformance
+	_ = testConformance // in the runner's package: func TestConformance(t *testing.T)
+
+	// Run names a subtest per rule, under its section's, and decides each
+	// as Check does outside a test: here, what TestConformance shows.
+	runner, err := fixtures.New(fixtures.Config{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rep, err := posterntest.Check(context.Background(), runner, posterntest.Origin(fixtures.AllowedOrigin), posterntest.Rules("2.1/wrong-method", "4.4/content-type"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range rep.Results {
+		fmt.Printf("TestConformance/%s/%s: %s\n", r.Rule.Section, strings.TrimPrefix(r.Rule.ID, r.Rule.Section+"/"), r.Outcome)
+	}
+	// Output:
+	// TestConformance/2.1/wrong-method: PASS
+	// TestConformance/4.4/content-type: PASS
 }

@@ -1,0 +1,228 @@
+package main
+
+// The tests against runners written independently of the checker, in
+// other languages, from the specification alone (testdata/): their clean
+// configurations must come out clean, and each breach must be caught by
+// the rule it breaks, with that rule's outcome asserted, not only the exit
+// status. They need python3 and node, which .ci/run installs; under
+// CI=true a missing one fails the test rather than skipping it.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// needTool skips the test where cmd is not installed, naming the Debian
+// package that has it, or fails it under CI (CI=true), where .ci/run
+// installs the package, so that a CI run without it cannot look green.
+func needTool(t *testing.T, cmd, pkg string) {
+	t.Helper()
+	if _, err := exec.LookPath(cmd); err == nil {
+		return
+	}
+	msg := fmt.Sprintf("%s is not installed (Debian's package %s: apt-get install -y %s)", cmd, pkg, pkg)
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg + "; CI=true, so this is a failure, not a skip")
+	}
+	t.Skip(msg)
+}
+
+// checked is one check of a launched runner, through the command, read
+// from its JSON report: the exit status and each rule's outcome.
+type checked struct {
+	code     int
+	outcomes map[string]string
+	stderr   string
+}
+
+// checkLaunched runs the command with args (which must include --launch)
+// and --json. It reports through its error, never through a testing.T,
+// so that it may run on any goroutine.
+func checkLaunched(args ...string) (checked, error) {
+	var out, errOut bytes.Buffer
+	a := app()
+	a.Writer, a.ErrWriter = &out, &errOut
+	code := exitCode(a.Run(context.Background(), append(append([]string{"postern-conformance"}, args...), "--json")))
+	var rep struct {
+		Results []struct{ ID, Outcome string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		return checked{}, fmt.Errorf("exit %d and no JSON report (%v): %s", code, err, errOut.String())
+	}
+	c := checked{code: code, outcomes: map[string]string{}, stderr: errOut.String()}
+	for _, r := range rep.Results {
+		c.outcomes[r.ID] = r.Outcome
+	}
+	return c, nil
+}
+
+// problems is what is wrong with c, beside the exit status want and the
+// outcome caught names for each rule it names: every other rule must
+// come out neither FAIL nor ERROR, and, where strict, nor WARN.
+func (c checked) problems(want int, caught map[string]string, strict bool) []string {
+	var out []string
+	if c.code != want {
+		out = append(out, fmt.Sprintf("exit %d, want %d (%s)", c.code, want, strings.TrimSpace(c.stderr)))
+	}
+	ids := make([]string, 0, len(c.outcomes))
+	for id := range c.outcomes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for id, w := range caught {
+		if _, ok := c.outcomes[id]; !ok {
+			out = append(out, fmt.Sprintf("%s: not in the report, want %s", id, w))
+		}
+	}
+	for _, id := range ids {
+		got := c.outcomes[id]
+		w, named := caught[id]
+		switch {
+		case named && got != w:
+			out = append(out, fmt.Sprintf("%s: %s, want %s", id, got, w))
+		case !named && (got == "FAIL" || got == "ERROR" || (strict && got == "WARN")):
+			out = append(out, fmt.Sprintf("%s: %s, want neither FAIL nor ERROR%s", id, got, map[bool]string{true: " nor WARN"}[strict]))
+		}
+	}
+	return out
+}
+
+// TestLaunchAnIndependentRunner points the checker at a runner written in
+// another language, from the specification alone (testdata/pyrunner.py), so
+// the suite is not only ever judged against its own fixture.
+func TestLaunchAnIndependentRunner(t *testing.T) {
+	needTool(t, "python3", "python3")
+	t.Setenv("ALLOWED_ORIGINS", "https://ui.example.test")
+	for _, args := range [][]string{
+		{"--origin", "https://ui.example.test"},
+		{"--origin", "https://ui.example.test", "--execute"},
+	} {
+		code, out := run(t, append([]string{"--launch", "exec python3 testdata/pyrunner.py", "--no-color"}, args...)...)
+		assert.Equal(t, code, 0, out)
+		assert.Check(t, strings.Contains(out, "Conformant at Level 3."), out)
+	}
+	t.Setenv("PY_ECHO_KEY", "") // a declared credential missing: degraded, 424
+	c, err := checkLaunched("--launch", "exec python3 testdata/pyrunner.py")
+	assert.NilError(t, err)
+	for _, p := range c.problems(0, nil, false) {
+		t.Error("a declared credential missing: " + p)
+	}
+}
+
+// TestLaunchTheNodeRunner points the checker at a second independent
+// runner (testdata/noderunner.js, Node's standard library only, written from
+// the specification by someone who had not read the checker), in postures
+// that must come out clean and with breaches the checker must catch, each
+// by its own rule.
+func TestLaunchTheNodeRunner(t *testing.T) {
+	needTool(t, "node", "nodejs")
+	const origin = "https://app.example.com"
+	cases := []struct {
+		env    string
+		args   []string
+		caught map[string]string // rule → outcome; nil for a clean posture
+		want   int
+	}{
+		{"LEVEL=3 ORIGINS=" + origin, []string{"--origin", origin}, nil, 0},
+		{"LEVEL=3 ORIGINS=" + origin + " IDEMPOTENT=1", []string{"--origin", origin, "--execute"}, nil, 0},
+		{"LEVEL=1 ENTITLEMENT=revoked", nil, nil, 0},
+		{"LEVEL=2 ENTITLEMENT=unknown-never READS_BODY_BEFORE=level,entitlement", nil, nil, 0},
+		{"LEVEL=3 MISSING_CRED=1 CRED_BLOCK=0", nil, nil, 0},
+		{"LEVEL=3 AUTH_TOKEN=tok ORIGINS=" + origin, []string{"--origin", origin, "--header", "Authorization: Bearer tok"}, nil, 0},
+		{"LEVEL=3 AUTH_TOKEN=tok AUTH_SCOPE=exec", nil, nil, 0},
+		{"LEVEL=3 BYTES=1 SSE_EOL=crlf SSE_BOM=1", []string{"--execute"}, nil, 0},
+		{"LEVEL=3 ORIGINS=" + origin + " FAULT=reflect-origin", []string{"--origin", origin},
+			map[string]string{"2.3/no-unconfigured-origin": "FAIL", "2.3/null-origin": "FAIL"}, 1},
+		{"LEVEL=3 FAULT=text-plain-json", nil, map[string]string{"2.3/media-type-run": "FAIL", "2.3/media-type-stream": "FAIL"}, 1},
+		{"LEVEL=3 FAULT=bare-405", nil, map[string]string{"2.1/wrong-method": "FAIL"}, 1},
+		{"LEVEL=1 FAULT=above-level-200", nil, map[string]string{"3/run-above-level": "FAIL", "3/stream-above-level": "FAIL", "4.6/level-before-media-type": "FAIL"}, 1},
+		{"LEVEL=3 ENTITLEMENT=revoked FAULT=revoked-400-first", nil, map[string]string{"5.7.4/revoked-run": "FAIL", "5.7.4/revoked-stream": "FAIL",
+			"4.6/entitlement-before-media-type": "FAIL", "4.6/entitlement-before-inputs": "FAIL"}, 1},
+		// Checking credentials before inputs answers every bad input 424:
+		// each input rule sees a refusal for the wrong reason.
+		{"LEVEL=3 MISSING_CRED=1 FAULT=cred-before-input", nil, map[string]string{"4.6/inputs-before-credentials": "FAIL",
+			"4.2/missing-required": "FAIL", "4.2/null-required": "FAIL", "4.2/boolean-value": "FAIL", "4.2/wrong-type": "FAIL",
+			"4.2/select-outside-options": "FAIL", "4.2/max-length": "FAIL", "4.2/min-max": "FAIL", "4.2/pattern": "FAIL", "4.2/malformed-body": "FAIL"}, 1},
+		{"LEVEL=3 FAULT=id-mismatch", nil, map[string]string{"2.2/same-agent-id": "FAIL"}, 1},
+		{"LEVEL=3 IDEMPOTENT=1 FAULT=replay-ignores-inputs", []string{"--execute"}, map[string]string{"4.2/idempotency-conflict": "FAIL"}, 1},
+		{"LEVEL=3 FAULT=retry-field", []string{"--execute"}, map[string]string{"4.3/no-retry": "FAIL"}, 1},
+		{"LEVEL=3 FAULT=cred-value-member", nil, map[string]string{"4.1.3/no-credential-value": "FAIL", "4.1.3/credentials-closed": "FAIL"}, 1},
+		{"LEVEL=3 ENTITLEMENT=unknown-never FAULT=never-checked-403", nil, map[string]string{"5.7.3/never-checked-run": "FAIL", "5.7.3/never-checked-stream": "FAIL"}, 1},
+		{"LEVEL=3 AUTH_TOKEN=tok-3f9a2c81e7 FAULT=token-in-status", []string{"--header", "Authorization: Bearer tok-3f9a2c81e7"},
+			map[string]string{"7/no-token-in-documents": "FAIL"}, 1},
+		// Refusing the charset form breaks the media type §2.3 defines
+		// (2.3/media-type-params is bound by the wire contract): it fails.
+		{"LEVEL=3 FAULT=charset-refused", nil, map[string]string{"2.3/media-type-params": "FAIL"}, 1},
+		{"LEVEL=3 FAULT=no-output-block", nil, map[string]string{"4.1.4/output-present": "FAIL"}, 1},
+		{"LEVEL=3 MISSING_CRED=1 CRED_BLOCK=0 FAULT=degraded-wrong", []string{"--execute"}, map[string]string{"4.4/degraded-iff-missing": "FAIL"}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.env+" "+strings.Join(c.args, " "), func(t *testing.T) {
+			t.Parallel()
+			args := append([]string{"--launch", "exec env " + c.env + " node testdata/noderunner.js", "--patience", "0.5"}, c.args...)
+			got, err := checkLaunched(args...)
+			assert.NilError(t, err)
+			for _, p := range got.problems(c.want, c.caught, false) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// TestLaunchTheSlowRunner points the rules on the life of a run at a third
+// independent runner (testdata/slowrunner.py, written from the
+// specification without reading the checker), whose agent takes a second
+// or more: clean in its conformant configurations, and each of its
+// breaches caught by the rule it breaks. The configurations are checked
+// side by side on goroutines, since each takes its runs' time.
+func TestLaunchTheSlowRunner(t *testing.T) {
+	needTool(t, "python3", "python3")
+	t.Parallel()
+	const slow, overrun = "POSTERN_AGENT_SECONDS=1 ", "POSTERN_AGENT_SECONDS=2.6 POSTERN_MAX_RUN_SECONDS=1 "
+	cases := []struct {
+		env    string
+		caught map[string]string // rule → outcome
+		want   int
+	}{
+		{slow, nil, 0},
+		{overrun, nil, 0},
+		{slow + "POSTERN_BREACH=buffer", map[string]string{"4.3/events-as-completed": "FAIL"}, 1},
+		{overrun + "POSTERN_BREACH=no-timeout", map[string]string{"4.5/max-run-enforced": "FAIL", "4.5/stream-timeout-event": "FAIL"}, 1},
+		{overrun + "POSTERN_BREACH=timeout-500", map[string]string{"4.5/run-timeout-code": "FAIL", "4.5/stream-timeout-event": "FAIL"}, 1},
+		{slow + "POSTERN_BREACH=no-limit", map[string]string{"4.5/concurrency-limit": "FAIL"}, 1},
+		{slow + "POSTERN_BREACH=ready-while-running", map[string]string{"4.4/running-in-flight": "FAIL"}, 1},
+		{slow + "POSTERN_BREACH=no-abort", map[string]string{"4.5/abort-on-disconnect": "WARN"}, 0},
+		{overrun + "POSTERN_BREACH=hold-forever", map[string]string{"4.2/in-flight-repeat-bounded": "WARN"}, 0},
+	}
+	life := []string{"--rule", "4.5", "--rule", "4.4/running-in-flight", "--rule", "4.4/running-ends", "--rule", "4.3/events-as-completed", "--rule", "4.2/in-flight-repeat-bounded"}
+	problems := make([][]string, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := checkLaunched(append([]string{"--launch", "exec env " + c.env + " python3 testdata/slowrunner.py", "--execute"}, life...)...)
+			if err != nil {
+				problems[i] = []string{err.Error()}
+				return
+			}
+			problems[i] = got.problems(c.want, c.caught, true)
+		}()
+	}
+	wg.Wait()
+	for i, c := range cases {
+		for _, p := range problems[i] {
+			t.Errorf("%s: %s", c.env, p)
+		}
+	}
+}
