@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -159,12 +160,24 @@ func TargetPath(target string) string {
 // to the millisecond where there is a fraction.
 func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999Z07:00") }
 
-// ParseStamp reads an RFC 3339 timestamp, fraction or not; ok is false for
-// anything else (a missing offset, a space for the T).
+// ParseStamp reads an RFC 3339 timestamp as the RFC lets one be written:
+// fraction or not, T and Z in either case, and a leap second (read as the
+// second before it, which Go's time cannot hold). ok is false for anything
+// else (a missing offset, a space for the T). Every party here reads a
+// stamp with it: the checker's rules and the reference runner's client.
 func ParseStamp(s string) (time.Time, bool) {
+	if !rfc3339.MatchString(s) {
+		return time.Time{}, false
+	}
+	s = strings.ToUpper(s)
+	if s[17:19] == "60" {
+		s = s[:17] + "59" + s[19:]
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	return t, err == nil
 }
+
+var rfc3339 = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$`)
 
 // Envelope is a §2.1 error body: one root member, error, holding code,
 // message and detail (nil is sent as null).

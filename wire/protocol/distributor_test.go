@@ -45,7 +45,9 @@ func TestReprDigest(t *testing.T) {
 func TestParseStamp(t *testing.T) {
 	for s, want := range map[string]bool{
 		"2026-08-15T09:14:02Z": true, "2026-08-15T09:14:02.123+02:00": true,
+		"2026-08-15t09:14:02z": true, "2016-12-31T23:59:60Z": true, // RFC 3339 §5.6's lower case, and a leap second
 		"2026-08-15T09:14:02": false, "2026-08-15 09:14:02Z": false, "": false,
+		"2026-08-15T09:14:02Z ": false, "2026-08-15T09:14:02+0200": false, "2026-08-15T25:14:02Z": false,
 	} {
 		if _, ok := ParseStamp(s); ok != want {
 			t.Errorf("ParseStamp(%q) = %v", s, ok)
