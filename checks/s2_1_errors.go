@@ -2,9 +2,9 @@ package checks
 
 import (
 	"net/http"
-	"sort"
 	"strings"
 
+	"github.com/sigrix-io/postern-conformance/checks/envelope"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
@@ -29,14 +29,7 @@ var section2_1 = []*Rule{
 		Probe: func(t *T) {
 			sweep(t, func(ex *wire.Exchange, body any) {
 				m, _ := body.(map[string]any)
-				var extra []string
-				for k := range m {
-					if k != "error" {
-						extra = append(extra, k)
-					}
-				}
-				sort.Strings(extra)
-				if len(extra) > 0 {
+				if extra := envelope.Extras(m); len(extra) > 0 {
 					t.Fail(ex, "%s: beside error the root carries %s", ex.RequestLine(), strings.Join(extra, ", "))
 				}
 			})

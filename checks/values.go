@@ -6,24 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // Small readers and writers of decoded JSON values, shared by the families.
 // Path, Str and AsInt (env.go) are the exported ones.
 
 // floatOf reads a JSON number.
-func floatOf(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
-}
+func floatOf(v any) (float64, bool) { return wire.Number(v) }
 
 // wholeNumber reads a JSON number, reporting whether it is a whole one.
 func wholeNumber(v any) (float64, bool) {

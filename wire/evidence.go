@@ -69,6 +69,21 @@ func (ex *Exchange) JSON() (v any, err error) {
 	return v, nil
 }
 
+// Number reads a JSON number as JSON decodes one here (a json.Number), or
+// a float64 or int a caller built; false for anything else.
+func Number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	}
+	return 0, false
+}
+
 // MaxJSONValues caps the values (objects, arrays, members and elements)
 // the checker decodes from one body: each costs some eighty bytes decoded,
 // and the documents of this protocol hold a few hundred. A real output of

@@ -195,7 +195,7 @@ func (e *Env) preflight() error {
 		return fmt.Errorf("%w: the check of --agent %s with --token answered %s, not 200 active: either --token is not the test buyer's token, or --agent is not an agent that buyer is entitled to (§5.5 lets a distributor not say which)",
 			ErrBadInput, e.Agent, ex.Brief())
 	}
-	if n, ok := number(a["stale_after_seconds"]); ok && n >= 0 {
+	if n, ok := wire.Number(a["stale_after_seconds"]); ok && n >= 0 {
 		e.Stale = time.Duration(n) * time.Second
 	}
 	return nil

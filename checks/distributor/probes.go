@@ -280,18 +280,6 @@ func unecho(body []byte, s string) []byte {
 // then bodies cannot be compared byte for byte.
 func varies(a, b *wire.Exchange) bool { return !bytes.Equal(a.Body, b.Body) }
 
-// number is a JSON number as ex.Object decodes it (json.Number), or false.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
-
 // firstTime reports whether key is met for the first time in this probe:
 // a rule judging every answer of the run reports each kind of breach once.
 func firstTime() func(key string) bool {

@@ -1,5 +1,7 @@
 package distributor
 
+import "github.com/sigrix-io/postern-conformance/checks/engine"
+
 // All is the distributor check's registry: every rule, in section order.
 func All() []*Rule { return registry }
 
@@ -27,11 +29,4 @@ func build() []*Rule {
 }
 
 // Lookup returns the rule with id, or nil.
-func Lookup(id string) *Rule {
-	for _, r := range All() {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
-}
+func Lookup(id string) *Rule { return engine.Lookup(All(), id) }

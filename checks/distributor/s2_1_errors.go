@@ -1,10 +1,10 @@
 package distributor
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
+	"github.com/sigrix-io/postern-conformance/checks/envelope"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
@@ -26,36 +26,6 @@ func refused(exs []*wire.Exchange) []*wire.Exchange {
 	return out
 }
 
-// envelopeFault says how a body fails to be §2.1's closed envelope ("" for
-// none); inferred marks a breach only the schema states (detail's type).
-func envelopeFault(body []byte) (why string, inferred bool) {
-	var root map[string]json.RawMessage
-	if err := json.Unmarshal(body, &root); err != nil {
-		return "the body is not a JSON object", false
-	}
-	for k := range root {
-		if k != "error" {
-			return "the root has a member " + k + " beside error", false
-		}
-	}
-	var e map[string]any
-	if err := json.Unmarshal(root["error"], &e); err != nil || e == nil {
-		return "error is missing or not an object", false
-	}
-	if _, ok := e["code"].(string); !ok {
-		return "error.code is missing or not a string", false
-	}
-	if _, ok := e["message"].(string); !ok {
-		return "error.message is missing or not a string", false
-	}
-	switch e["detail"].(type) {
-	case nil, map[string]any, string:
-	default:
-		return "error.detail is neither an object, a string nor null", true
-	}
-	return "", false
-}
-
 var section2_1 = []*Rule{
 	{
 		ID: "2.1/distributor-envelope", Section: "2.1", Level: 1, Keyword: Must,
@@ -64,7 +34,7 @@ var section2_1 = []*Rule{
 		Probe: func(t *T) {
 			all := refused(t.Evidence())
 			for _, ex := range all {
-				switch why, inferred := envelopeFault(ex.Body); {
+				switch why, inferred := envelope.Fault(ex.Body); {
 				case inferred:
 					t.Warn(ex, "%s answered %d, and %s (inferred: only the schema types detail)", ex.RequestLine(), ex.Status, why)
 				case why != "":

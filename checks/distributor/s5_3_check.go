@@ -29,7 +29,7 @@ var section5_3 = []*Rule{
 				}
 				for _, m := range []string{"stale_after_seconds", "grace_seconds"} {
 					v, ok := a.obj[m]
-					if n, num := number(v); !ok || !num || n < 0 || n != math.Trunc(n) {
+					if n, num := wire.Number(v); !ok || !num || n < 0 || n != math.Trunc(n) {
 						t.Fail(a.ex, "%s: %s is %s, not a whole number of seconds: §5.3 requires it whether or not there is a cache (§5.7.1: 0 is a declaration too)", a.ex.RequestLine(), m, shown(v, ok))
 					}
 				}
@@ -90,12 +90,7 @@ var section5_3 = []*Rule{
 		Evidence: true,
 		Probe: func(t *T) {
 			off, dated := clockOffset(t.Evidence())
-			each(t, true, func(a checkAnswer) {
-				s, _ := a.obj["checked_at"].(string)
-				at, ok := protocol.ParseStamp(s)
-				if !ok {
-					return
-				}
+			eachRead(t, func(a checkAnswer, s string, at time.Time) {
 				// A stamp written to the second may have been rounded up.
 				latest := a.ex.Sent.Add(a.ex.Elapsed).Add(off.hi).Add(stampSlack(s))
 				if at.After(latest) {
@@ -166,6 +161,18 @@ func each(t *T, every bool, judge func(checkAnswer)) {
 			judge(a)
 		}
 	}
+}
+
+// eachRead calls judge on every check answer of the run whose checked_at
+// is an RFC 3339 timestamp, with the text and the instant it names (one
+// that is not is 5.3/checked-at-rfc3339's).
+func eachRead(t *T, judge func(a checkAnswer, stamp string, at time.Time)) {
+	each(t, true, func(a checkAnswer) {
+		s, _ := a.obj["checked_at"].(string)
+		if at, ok := protocol.ParseStamp(s); ok {
+			judge(a, s, at)
+		}
+	})
 }
 
 func shown(v any, present bool) string {

@@ -106,11 +106,9 @@ var section5_4 = []*Rule{
 		Evidence: true,
 		Probe: func(t *T) {
 			off, dated := clockOffset(t.Evidence())
-			each(t, true, func(a checkAnswer) {
-				s, _ := a.obj["checked_at"].(string)
-				at, ok := protocol.ParseStamp(s)
-				n, num := number(a.obj["stale_after_seconds"])
-				if !ok || !num {
+			eachRead(t, func(a checkAnswer, s string, at time.Time) {
+				n, num := wire.Number(a.obj["stale_after_seconds"])
+				if !num {
 					return
 				}
 				earliest := a.ex.Sent.Add(off.lo) // the distributor's clock as it answered, at its earliest

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
@@ -40,8 +41,8 @@ var section8 = []*Rule{
 		Probe: func(t *T) {
 			ex := buyerCheck.Of(t)
 			obj, _ := answerOf(ex)
-			stale, _ := number(obj["stale_after_seconds"])
-			grace, _ := number(obj["grace_seconds"])
+			stale, _ := wire.Number(obj["stale_after_seconds"])
+			grace, _ := wire.Number(obj["grace_seconds"])
 			if stale != protocol.SigrixStaleSeconds || grace != protocol.SigrixGraceSeconds {
 				t.Fail(ex, "the check declares stale_after_seconds %v and grace_seconds %v: §8 fixes them at %d and %d", obj["stale_after_seconds"], obj["grace_seconds"], protocol.SigrixStaleSeconds, protocol.SigrixGraceSeconds)
 			}

@@ -1,12 +1,11 @@
 package entitlement
 
 import (
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
+	"github.com/sigrix-io/postern-conformance/checks/envelope"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
@@ -26,7 +25,7 @@ var section2 = []*Rule{
 					t.Fail(ex, "%s answered %s with no error envelope (an object holding error.code): §2.1 gives every refusal under the prefix one", ex.RequestLine(), ex.Brief())
 					return
 				}
-				if extra := slices.DeleteFunc(slices.Sorted(maps.Keys(m)), func(k string) bool { return k == "error" }); len(extra) > 0 {
+				if extra := envelope.Extras(m); len(extra) > 0 {
 					t.Fail(ex, "%s answered %s carrying %s beside error: §2.1 closes the envelope's root", ex.RequestLine(), ex.Brief(), strings.Join(extra, ", "))
 				}
 			})

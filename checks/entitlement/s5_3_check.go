@@ -6,6 +6,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §5.3 The check, and §4.4's report of it: the request the runner sends,
@@ -74,10 +75,10 @@ var section5_3 = []*Rule{
 			c := s.firstCheck()
 			e := s.status("after the check, to read what status reports of it")
 			want := scripted.Stamp(c.Sent.CheckedAt)
-			switch got, err := time.Parse(time.RFC3339, e.checkedAt); {
+			switch got, ok := protocol.ParseStamp(e.checkedAt); {
 			case e.state != "active":
 				t.Fail(e.ex, "after an active answer status reports the entitlement %q; §4.4 reports the state the distributor gave", e.state)
-			case err != nil:
+			case !ok:
 				t.Fail(e.ex, "status.entitlement.checked_at is %q, not an RFC 3339 timestamp; the distributor sent %s (§4.4, §5.3)", e.checkedAt, want)
 			case !got.Equal(c.Sent.CheckedAt):
 				t.Fail(e.ex, "status.entitlement.checked_at is %s where the distributor sent %s: §4.4 carries it unchanged, never re-stamped with the runner's clock", e.checkedAt, want)
@@ -126,7 +127,7 @@ var section5_3 = []*Rule{
 				}
 				carried++
 				str, _ := v.(string)
-				if at, err := time.Parse(time.RFC3339, str); err != nil || !at.Equal(want) {
+				if at, ok := protocol.ParseStamp(str); !ok || !at.Equal(want) {
 					t.Fail(ex, "POST %s answered not_entitled with error.detail.access_ends_at %v where the distributor gave %s: §5.3 and §5.6 make the member the distributor's date, which a buyer plans by", verbOf(ex), v, scripted.Stamp(want))
 				}
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §5.7 When the distributor cannot be reached, and its §5.7.4 table: a 404
@@ -52,7 +53,7 @@ var section5_7 = []*Rule{
 			if e.state != "revoked" {
 				t.NotApplicable("after a 404 status reports %q, not revoked (5.7.4/404-revokes-at-once judges that)", e.state)
 			}
-			if _, err := time.Parse(time.RFC3339, e.checkedAt); err != nil {
+			if _, ok := protocol.ParseStamp(e.checkedAt); !ok {
 				t.Fail(e.ex, "revoked after a 404 with checked_at %q: §4.4 requires one for revoked, and §5.7.4 has the runner supply its own receipt time", e.checkedAt)
 			}
 			if _, ok := e.block["stale_after_seconds"]; !ok {
@@ -97,12 +98,12 @@ var section5_7 = []*Rule{
 			defer s.stop()
 			e := s.status("past the window, within grace, the distributor failing")
 			want := scripted.Stamp(c.Sent.CheckedAt)
-			switch at, err := time.Parse(time.RFC3339, e.checkedAt); {
+			switch at, ok := protocol.ParseStamp(e.checkedAt); {
 			case e.state != "unknown":
 				t.Fail(e.ex, "past the window, within grace, with the distributor failing, status reports %q; §5.7.1 requires unknown for the whole grace period", e.state)
 			case !e.hasAt:
 				t.Fail(e.ex, "within grace status reports unknown with no checked_at, where the last answer carried %s: a client reads that as a runner never checked, which cannot start (§5.7.3), and loses the deadline grace runs to; §4.4 has the runner report the checked_at it received, unchanged", want)
-			case err != nil || !at.Equal(c.Sent.CheckedAt):
+			case !ok || !at.Equal(c.Sent.CheckedAt):
 				t.Fail(e.ex, "within grace status.entitlement.checked_at is %q where the last answer carried %s: §4.4 has the runner report the checked_at it received, unchanged, and a client counts grace from it", e.checkedAt, want)
 			}
 			for _, ex := range s.served("within grace") {
@@ -178,10 +179,10 @@ var section5_7 = []*Rule{
 			s.restart()
 			e := s.status("restarted past the window, the distributor failing")
 			want := scripted.Stamp(c.Sent.CheckedAt)
-			switch at, err := time.Parse(time.RFC3339, e.checkedAt); {
+			switch at, ok := protocol.ParseStamp(e.checkedAt); {
 			case e.state == "active":
 				t.Fail(e.ex, "restarted past the window with the distributor failing, status reports active: §5.7.2, a restart is not a new window")
-			case e.hasAt && (err != nil || !at.Truncate(time.Second).Equal(c.Sent.CheckedAt)):
+			case e.hasAt && (!ok || !at.Truncate(time.Second).Equal(c.Sent.CheckedAt)):
 				// To the second: the distributor wrote whole seconds, and a
 				// runner carrying them unchanged reports the same instant.
 				t.Fail(e.ex, "restarted, status reports checked_at %q where the distributor gave %s: §5.7.2 persists checked_at with the answer and allows no later one, and §4.4 reports it unchanged", e.checkedAt, want)
@@ -206,8 +207,8 @@ var section5_7 = []*Rule{
 			if got == nil {
 				t.NotApplicable("the distributor's log holds no check it answered 404")
 			}
-			at, err := time.Parse(time.RFC3339, e.checkedAt)
-			if err != nil {
+			at, ok := protocol.ParseStamp(e.checkedAt)
+			if !ok {
 				t.NotApplicable("checked_at %q is not an RFC 3339 timestamp (5.7.4/404-supplies-window judges that)", e.checkedAt)
 			}
 			// The receipt is the 404 reaching the runner: no earlier than the
@@ -260,7 +261,7 @@ func unreachableRule(id string, a scripted.Answer, title, what string) *Rule {
 			if !checkedSince(s, windowEnds(c)) {
 				t.NotApplicable("the runner asked the distributor nothing after the window, so it never met %s (5.4/re-check-after-window judges that)", what)
 			}
-			at, _ := time.Parse(time.RFC3339, e.checkedAt)
+			at, _ := protocol.ParseStamp(e.checkedAt)
 			switch {
 			case e.state == "revoked":
 				t.Fail(e.ex, "past the window, the distributor answering %s, status reports revoked: §5.7 counts that as unreachable, not as a refusal (only a 404 is one, §5.7.4)", what)

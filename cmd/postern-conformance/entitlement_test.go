@@ -23,6 +23,19 @@ func TestEntitlementWalkOfALaunchedRunner(t *testing.T) {
 	assert.Check(t, is.Contains(out, "0 fail"))
 }
 
+// serve --cautious, launched, walks clean too: refusing runs within grace
+// is the other posture §5.7.1 allows, and the walk says it saw it.
+func TestEntitlementWalkOfALaunchedCautiousRunner(t *testing.T) {
+	self, err := os.Executable()
+	assert.NilError(t, err)
+	launch := fmt.Sprintf(`POSTERN_CONFORMANCE_AS_COMMAND=1 exec %q serve --port 0 --cautious --cache "$POSTERN_CONFORMANCE_STATE/cache.json"`, self)
+	code, out := run(t, "entitlement", "--launch", launch, "--no-color")
+	assert.Equal(t, code, 0, out)
+	assert.Check(t, is.Contains(out, "Entitlement handled as §5 requires."))
+	assert.Check(t, is.Contains(out, "0 fail"))
+	assert.Check(t, is.Contains(out, "within grace POST run answered 503 unavailable"), "the runner refused within grace")
+}
+
 func TestDemoEntitlement(t *testing.T) {
 	code, out := run(t, "demo", "entitlement", "--json")
 	assert.Equal(t, code, 0, out)

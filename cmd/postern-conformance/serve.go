@@ -104,6 +104,8 @@ func distributorFlags() []cli.Flag {
 			Usage: "the entitlement token `T` presented to the distributor as Authorization: Bearer T (§5.2)"},
 		&cli.StringFlag{Name: "cache", TakesFile: true,
 			Usage: "keep the last entitlement answer in `FILE` and load it on start: a restart is no fresh window (§5.7.2)"},
+		&cli.BoolFlag{Name: "cautious",
+			Usage: "with a distributor that cannot be reached, refuse runs 503 within the grace period too, which §5.7.1 allows (the default runs on through it)"},
 	}
 }
 
@@ -122,7 +124,7 @@ func serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "serve the bundled reference runner until interrupted",
-		UsageText: "postern-conformance serve [--level N] [--posture NAME] [--fault NAME] [--port P] [--distributor URL --token T [--cache FILE]]",
+		UsageText: "postern-conformance serve [--level N] [--posture NAME] [--fault NAME] [--port P] [--distributor URL --token T [--cache FILE] [--cautious]]",
 		Description: `Serves the reference runner on 127.0.0.1 and prints POSTERN_PORT=<port>
 as its first stdout line (§2), so a client author can test against it.
 With --fault it breaks one rule, to show what that breach looks like:
@@ -140,8 +142,9 @@ aspects stay). It asks
   Authorization: Bearer <T>
 on the first status, run or stream, and again on the first after each
 answer's checked_at + stale_after_seconds. A 404 revokes at once. While the
-distributor cannot be reached it runs on through the declared grace, asking
-on every request, and refuses 503 unavailable after it; never having been
+distributor cannot be reached it runs on through the declared grace (or,
+with --cautious, refuses within it too), asking on every request, and
+refuses 503 unavailable after it; never having been
 answered, it refuses 503 from the start. --cache keeps the last answer with
 its checked_at, so a restart resumes the same window rather than a new one.
 The two environment variables are the ones the entitlement harness sets for
@@ -193,6 +196,7 @@ func startRunner(cmd *cli.Command, port int) (*fixtures.Server, error) {
 	// Only serve has the distributor flags; demo's runner keeps its posture.
 	if slices.ContainsFunc(cmd.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "distributor") }) {
 		cfg.Distributor, cfg.Token, cfg.Cache = cmd.String("distributor"), cmd.String("token"), cmd.String("cache")
+		cfg.Cautious = cmd.Bool("cautious")
 		if cfg.Distributor != "" && cfg.Token == "" {
 			return nil, exitError{exitCannotRun, "--distributor needs the token to present to it as Authorization: Bearer (§5.2): give --token T (or " + envToken + ")"}
 		}

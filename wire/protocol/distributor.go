@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -105,16 +106,78 @@ type CheckAnswer struct {
 	AccessEndsAt      string `json:"access_ends_at,omitempty"`
 }
 
+// Encode is the answer's body as JSON, the members named in omit left out:
+// a fault or a script may drop a REQUIRED one, and the body is then no
+// check answer (§5.3).
+func (a CheckAnswer) Encode(omit ...string) []byte {
+	b, _ := json.Marshal(a)
+	if len(omit) == 0 {
+		return b
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	for _, k := range omit {
+		delete(m, k)
+	}
+	b, _ = json.Marshal(m)
+	return b
+}
+
+// BearerToken is the token a request's Authorization values present, read
+// as leniently as HTTP lets a server read one: a single value, the Bearer
+// scheme in any case, and what follows the separating spaces. "" where
+// there is none. (How strictly a runner must write it is §5.2's business,
+// judged elsewhere.)
+func BearerToken(values []string) string {
+	if len(values) != 1 {
+		return ""
+	}
+	scheme, rest, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimLeft(rest, " ")
+}
+
+// TargetPath is the path of a request target exactly as sent (never
+// decoded, so §5.3.1's %2F stays three octets): an origin-form target
+// without its query, an absolute-form one from the slash after its
+// authority, and "" for anything else ("*", an authority alone).
+func TargetPath(target string) string {
+	if !strings.HasPrefix(target, "/") {
+		_, rest, ok := strings.Cut(target, "://")
+		i := strings.IndexByte(rest, '/')
+		if !ok || i < 0 {
+			return ""
+		}
+		target = rest[i:]
+	}
+	p, _, _ := strings.Cut(target, "?")
+	return p
+}
+
 // Stamp writes a time as the distributors here write one: RFC 3339 in UTC,
 // to the millisecond where there is a fraction.
 func Stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999Z07:00") }
 
-// ParseStamp reads an RFC 3339 timestamp, fraction or not; ok is false for
-// anything else (a missing offset, a space for the T).
+// ParseStamp reads an RFC 3339 timestamp as the RFC lets one be written:
+// fraction or not, T and Z in either case, and a leap second (read as the
+// second before it, which Go's time cannot hold). ok is false for anything
+// else (a missing offset, a space for the T). Every party here reads a
+// stamp with it: the checker's rules and the reference runner's client.
 func ParseStamp(s string) (time.Time, bool) {
+	if !rfc3339.MatchString(s) {
+		return time.Time{}, false
+	}
+	s = strings.ToUpper(s)
+	if s[17:19] == "60" {
+		s = s[:17] + "59" + s[19:]
+	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	return t, err == nil
 }
+
+var rfc3339 = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$`)
 
 // Envelope is a §2.1 error body: one root member, error, holding code,
 // message and detail (nil is sent as null).

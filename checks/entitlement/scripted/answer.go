@@ -1,7 +1,6 @@
 package scripted
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -121,33 +120,19 @@ type Answer struct {
 	ContentType string
 }
 
-// checkAnswer is §5.3's body, members in the order the section lists them.
-type checkAnswer struct {
-	Postern           string `json:"postern"`
-	State             string `json:"state"`
-	AgentID           string `json:"agent_id"`
-	CheckedAt         string `json:"checked_at"`
-	StaleAfterSeconds int    `json:"stale_after_seconds"`
-	GraceSeconds      int    `json:"grace_seconds"`
-	AccessEndsAt      string `json:"access_ends_at,omitempty"`
-}
+// Stamp is how the distributor writes a time: protocol's form, to the
+// second (the walk's runners echo the text, and their own receipt times are
+// whole seconds too). Request.Sent.CheckedAt holds the instant the text
+// names.
+func Stamp(t time.Time) string { return protocol.Stamp(t.Truncate(time.Second)) }
 
-// Stamp is how the distributor writes a time: RFC 3339 in UTC, to the
-// second. Request.Sent.CheckedAt holds the instant the text names.
-func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
-// envelope is a §2.1 error body. Each one the distributor sends is a
-// constant: §5.5 wants the not_found body identical whatever was missed, and
-// §5.3.1 wants bad_request computed from nothing but the request string.
-func envelope(code, message string) []byte {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": message, "detail": nil}})
-	return b
-}
-
+// Each error body the distributor sends is a constant: §5.5 wants the
+// not_found body identical whatever was missed, and §5.3.1 wants
+// bad_request computed from nothing but the request string.
 var (
-	notFoundBody    = envelope("not_found", "No such agent.")
-	badRequestBody  = envelope("bad_request", "The path does not name an agent identifier.")
-	unavailableBody = envelope("unavailable", "The distributor is not available; try again later.")
+	notFoundBody    = protocol.Envelope("not_found", "No such agent.", nil)
+	badRequestBody  = protocol.Envelope("bad_request", "The path does not name an agent identifier.", nil)
+	unavailableBody = protocol.Envelope("unavailable", "The distributor is not available; try again later.", nil)
 	// invalidBody is JSON that claims active and is not a check answer: the
 	// members a runner must read to honour it are missing, so a client that
 	// looks only at state is the one it catches.
@@ -166,7 +151,7 @@ type response struct {
 
 // otherAgent is an identifier, valid under §1.5, that is not addressed.
 func otherAgent(addressed string) string {
-	if s := addressed + "-other"; len(s) <= maxIDLen {
+	if s := addressed + "-other"; len(s) <= protocol.MaxIDLen {
 		return s
 	}
 	return "other/agent"
@@ -179,9 +164,9 @@ func (a Answer) resolve(addressed string, now time.Time) (response, Answer) {
 	sent := a
 	switch a.Kind {
 	case Active, Revoked, OtherAgent:
-		state := "active"
+		state := protocol.StateActive
 		if a.Kind == Revoked {
-			state = "revoked"
+			state = protocol.StateRevoked
 		}
 		if sent.Postern == "" {
 			sent.Postern = protocol.Version
@@ -196,7 +181,7 @@ func (a Answer) resolve(addressed string, now time.Time) (response, Answer) {
 			sent.CheckedAt = now.Add(-a.Age)
 		}
 		sent.CheckedAt = sent.CheckedAt.UTC().Truncate(time.Second)
-		body := checkAnswer{
+		body := protocol.CheckAnswer{
 			Postern: sent.Postern, State: state, AgentID: sent.AgentID,
 			CheckedAt:         Stamp(sent.CheckedAt),
 			StaleAfterSeconds: a.StaleAfterSeconds, GraceSeconds: a.GraceSeconds,
@@ -205,7 +190,7 @@ func (a Answer) resolve(addressed string, now time.Time) (response, Answer) {
 			sent.AccessEndsAt = a.AccessEndsAt.UTC().Truncate(time.Second)
 			body.AccessEndsAt = Stamp(sent.AccessEndsAt)
 		}
-		return response{status: http.StatusOK, ctype: protocol.JSONUTF8, body: without(body, a.Omit)}, sent
+		return response{status: http.StatusOK, ctype: protocol.JSONUTF8, body: body.Encode(a.Omit...)}, sent
 	case NotFound:
 		return notFound(), sent
 	case ServerError:
@@ -225,21 +210,6 @@ func (a Answer) resolve(addressed string, now time.Time) (response, Answer) {
 		return response{reset: true}, sent
 	}
 	return notFound(), sent
-}
-
-// without is body as JSON, the members named in omit left out.
-func without(body checkAnswer, omit []string) []byte {
-	b, _ := json.Marshal(body)
-	if len(omit) == 0 {
-		return b
-	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	for _, k := range omit {
-		delete(m, k)
-	}
-	b, _ = json.Marshal(m)
-	return b
 }
 
 func override(r response, a Answer) response {

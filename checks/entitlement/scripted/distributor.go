@@ -34,6 +34,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,29 +192,28 @@ func (d *Distributor) serve(w http.ResponseWriter, r *http.Request) {
 	req.Target, req.TargetCut = cut(r.RequestURI, maxLoggedTarget)
 	auth := r.Header.Values("Authorization")
 	req.Authorization = capValues(auth, maxLoggedAuth)
-	owner, name, two := twoSegments(originPath(r.RequestURI))
-	two = two && owner != "" && name != ""
-	if two && !req.TargetCut {
-		req.Owner, req.Name = owner, name
+	id, addressing := protocol.Address(protocol.TargetPath(r.RequestURI), protocol.EntitlementsRoute)
+	if addressing != protocol.NoRoute && !req.TargetCut {
+		req.Owner, req.Name, _ = strings.Cut(id, "/")
 	}
 
 	var resp response
 	d.mu.Lock()
-	if tok := credential(auth); tok != "" {
+	if tok := protocol.BearerToken(auth); tok != "" {
 		if _, ok := d.scripts[tok]; ok {
 			req.Token = tok
 		}
 	}
 	switch {
-	case !two || (r.Method != http.MethodGet && r.Method != http.MethodHead):
+	case addressing == protocol.NoRoute || (r.Method != http.MethodGet && r.Method != http.MethodHead):
 		req.Kind, resp = NoRoute, notFound()
-	case !ValidAgentID(owner + "/" + name):
+	case addressing == protocol.BadID:
 		req.Kind = BadID
 		resp = response{status: http.StatusBadRequest, ctype: protocol.JSONUTF8, body: badRequestBody}
 	default:
 		script := d.scripts[req.Token] // the zero Answer, Unscripted, for no known token
 		req.Kind = script.Kind
-		resp, req.Sent = script.resolve(owner+"/"+name, req.At)
+		resp, req.Sent = script.resolve(id, req.At)
 	}
 	if !resp.hang && !resp.reset {
 		req.Status, req.Body = resp.status, bytes.Clone(resp.body)

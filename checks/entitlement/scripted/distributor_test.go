@@ -15,9 +15,13 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/wire/clock"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
+
+// route is where the checks go.
+const route = protocol.EntitlementsRoute
 
 // start is the fake clock's starting instant, with a fraction of a second
 // so the tests see it cut to the second on the way out.
@@ -66,7 +70,7 @@ func get(t *testing.T, d *Distributor, path string, auth ...string) (*http.Respo
 
 func check(t *testing.T, d *Distributor, tok string) (*http.Response, []byte) {
 	t.Helper()
-	return get(t, d, Route+agent, "Bearer "+tok)
+	return get(t, d, route+agent, "Bearer "+tok)
 }
 
 func decode(t *testing.T, body []byte) map[string]any {
@@ -181,12 +185,12 @@ func TestNotFoundIsConstant(t *testing.T) {
 		nil,                      // no credential
 		{"Basic " + scripted},    // another scheme
 	} {
-		resp, body := get(t, d, Route+agent, auth...)
+		resp, body := get(t, d, route+agent, auth...)
 		assert.Equal(t, resp.StatusCode, http.StatusNotFound)
 		assertEnvelope(t, body, "not_found")
 		bodies = append(bodies, string(body))
 	}
-	resp, body := get(t, d, Route+"acme/a/b", "Bearer "+scripted) // no route
+	resp, body := get(t, d, route+"acme/a/b", "Bearer "+scripted) // no route
 	assert.Equal(t, resp.StatusCode, http.StatusNotFound)
 	bodies = append(bodies, string(body))
 	for _, b := range bodies {
@@ -246,13 +250,13 @@ func TestOtherAgent(t *testing.T) {
 	assert.Equal(t, resp.StatusCode, http.StatusOK)
 	m := decode(t, body)
 	id, _ := m["agent_id"].(string)
-	assert.Check(t, id != agent && ValidAgentID(id), "agent_id %q", id)
+	assert.Check(t, id != agent && protocol.ValidAgentID(id), "agent_id %q", id)
 	assert.Equal(t, m["state"], "active")
 
 	long := "o/" + strings.Repeat("n", 126)
-	_, body = get(t, d, Route+long, "Bearer "+tok)
+	_, body = get(t, d, route+long, "Bearer "+tok)
 	id, _ = decode(t, body)["agent_id"].(string)
-	assert.Check(t, id != long && ValidAgentID(id), "agent_id %q", id)
+	assert.Check(t, id != long && protocol.ValidAgentID(id), "agent_id %q", id)
 
 	d.Answer(tok, Answer{Kind: OtherAgent, AgentID: "acme/market-research-crew2"})
 	_, body = check(t, d, tok)
@@ -268,7 +272,7 @@ func TestHangEndsWhenTheClientGivesUp(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+Route+agent, nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.URL+route+agent, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := client(t).Do(req)
 		if err == nil {
@@ -308,7 +312,7 @@ func TestCloseReleasesAHang(t *testing.T) {
 	defer tr.CloseIdleConnections()
 	errc := make(chan error, 1)
 	go func() {
-		req, _ := http.NewRequest(http.MethodGet, d.URL+Route+agent, nil)
+		req, _ := http.NewRequest(http.MethodGet, d.URL+route+agent, nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
 		resp, err := (&http.Client{Transport: tr}).Do(req)
 		if err == nil {
@@ -364,7 +368,7 @@ func TestRefuse(t *testing.T) {
 	tok := d.NewToken()
 	d.Answer(tok, Answer{Kind: Refuse})
 
-	req, _ := http.NewRequest(http.MethodGet, d.URL+Route+agent, nil)
+	req, _ := http.NewRequest(http.MethodGet, d.URL+route+agent, nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := client(t).Do(req)
 	if err == nil {
@@ -446,20 +450,20 @@ func TestRouting(t *testing.T) {
 		two    bool
 		owner  string
 	}{
-		{Route + agent, 200, Active, true, "acme"},
-		{Route + agent + "?x=1", 200, Active, true, "acme"},
-		{Route + "acme%2Fmarket-research-crew", 404, NoRoute, false, ""},
-		{Route + "acme%2fmarket-research-crew", 404, NoRoute, false, ""},
-		{Route + "acme/market%2Dresearch-crew", 400, BadID, false, "acme"},
-		{Route + "Acme/Market-Research-Crew", 400, BadID, true, "Acme"},
-		{Route + "acme/market_research", 400, BadID, true, "acme"},
-		{Route + "acme/-x", 400, BadID, true, "acme"},
-		{Route + "o/" + strings.Repeat("n", 127), 400, BadID, true, "o"},
-		{Route + "acme", 404, NoRoute, false, ""},
-		{Route + "acme/x/y", 404, NoRoute, false, ""},
-		{Route + "acme/x/", 404, NoRoute, false, ""},
-		{Route + "acme/", 404, NoRoute, false, ""},
-		{Route + "/x", 404, NoRoute, false, ""},
+		{route + agent, 200, Active, true, "acme"},
+		{route + agent + "?x=1", 200, Active, true, "acme"},
+		{route + "acme%2Fmarket-research-crew", 404, NoRoute, false, ""},
+		{route + "acme%2fmarket-research-crew", 404, NoRoute, false, ""},
+		{route + "acme/market%2Dresearch-crew", 400, BadID, false, "acme"},
+		{route + "Acme/Market-Research-Crew", 400, BadID, true, "Acme"},
+		{route + "acme/market_research", 400, BadID, true, "acme"},
+		{route + "acme/-x", 400, BadID, true, "acme"},
+		{route + "o/" + strings.Repeat("n", 127), 400, BadID, true, "o"},
+		{route + "acme", 404, NoRoute, false, ""},
+		{route + "acme/x/y", 404, NoRoute, false, ""},
+		{route + "acme/x/", 404, NoRoute, false, ""},
+		{route + "acme/", 404, NoRoute, false, ""},
+		{route + "/x", 404, NoRoute, false, ""},
 		{"/postern/v0/bundles/" + agent, 404, NoRoute, false, ""},
 		{"/favicon.ico", 404, NoRoute, false, ""},
 	} {
@@ -482,9 +486,9 @@ func TestRouting(t *testing.T) {
 	r := d.All()[n-1]
 	assert.Check(t, !r.ValidID() && r.Addressed() == "")
 	r = d.All()[0]
-	assert.Check(t, r.ValidID() && r.Addressed() == agent && r.Path() == Route+agent)
+	assert.Check(t, r.ValidID() && r.Addressed() == agent && r.Path() == route+agent)
 
-	req, _ := http.NewRequest(http.MethodPost, d.URL+Route+agent, strings.NewReader("{}"))
+	req, _ := http.NewRequest(http.MethodPost, d.URL+route+agent, strings.NewReader("{}"))
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := client(t).Do(req)
 	assert.NilError(t, err)
@@ -508,10 +512,10 @@ func TestRawTargets(t *testing.T) {
 		status int
 		two    bool
 	}{
-		{Route + "%61cme/x", 400, false},
-		{Route + "acme/x%20", 400, false},
-		{Route + "acme%2Fx/y", 400, false},
-		{"http://" + host + Route + agent, 200, true}, // absolute-form: the path is judged
+		{route + "%61cme/x", 400, false},
+		{route + "acme/x%20", 400, false},
+		{route + "acme%2Fx/y", 400, false},
+		{"http://" + host + route + agent, 200, true}, // absolute-form: the path is judged
 		{"*", 404, false},
 	} {
 		conn, err := net.Dial("tcp", host)
@@ -553,7 +557,7 @@ func TestBearer(t *testing.T) {
 		tok, ok := Request{Authorization: c.auth}.Bearer()
 		assert.Check(t, is.Equal(tok, c.tok), "%q", c.auth)
 		assert.Check(t, is.Equal(ok, c.ok), "%q", c.auth)
-		assert.Check(t, is.Equal(credential(c.auth), c.credited), "%q", c.auth)
+		assert.Check(t, is.Equal(protocol.BearerToken(c.auth), c.credited), "%q", c.auth)
 	}
 }
 
@@ -563,14 +567,14 @@ func TestLenientCredential(t *testing.T) {
 	d, _ := newDist(t)
 	tok := d.NewToken()
 	d.Answer(tok, Answer{Kind: Active, StaleAfterSeconds: 1})
-	resp, _ := get(t, d, Route+agent, "bearer "+tok)
+	resp, _ := get(t, d, route+agent, "bearer "+tok)
 	assert.Equal(t, resp.StatusCode, http.StatusOK)
 	r := d.Log(tok)[0]
 	assert.DeepEqual(t, r.Authorization, []string{"bearer " + tok})
 	_, ok := r.Bearer()
 	assert.Check(t, !ok)
 
-	get(t, d, Route+agent, "Bearer "+tok, "Bearer "+tok)
+	get(t, d, route+agent, "Bearer "+tok, "Bearer "+tok)
 	assert.Equal(t, d.Log("")[0].Kind, Unscripted, "two credentials are none")
 }
 
@@ -644,7 +648,7 @@ func TestLogIsBounded(t *testing.T) {
 func TestLoggedHeadersAreCapped(t *testing.T) {
 	d, _ := newDist(t)
 	long := strings.Repeat("a", 3000)
-	get(t, d, Route+agent+"?"+long, "Bearer "+long, "Bearer x")
+	get(t, d, route+agent+"?"+long, "Bearer "+long, "Bearer x")
 	r := d.All()[0]
 	assert.Check(t, r.TargetCut && len(r.Target) == maxLoggedTarget)
 	assert.Check(t, !r.TwoSegments())
@@ -655,7 +659,7 @@ func TestLoggedHeadersAreCapped(t *testing.T) {
 	assert.Check(t, total <= maxLoggedAuth, "%d", total)
 
 	// Headers past the server's cap never reach the handler.
-	resp, _ := get(t, d, Route+agent, "Bearer "+strings.Repeat("b", 2*maxHeaderBytes))
+	resp, _ := get(t, d, route+agent, "Bearer "+strings.Repeat("b", 2*maxHeaderBytes))
 	assert.Equal(t, resp.StatusCode, http.StatusRequestHeaderFieldsTooLarge)
 }
 
@@ -671,18 +675,6 @@ func TestRealClock(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, !at.Before(before), "%s before %s", at, before)
 	assert.Check(t, strings.HasSuffix(decode(t, body)["checked_at"].(string), "Z"))
-}
-
-func TestValidAgentID(t *testing.T) {
-	for s, want := range map[string]bool{
-		agent: true, "a/b": true, "0/9": true, "a.b/c-d": true, "a--b/c..d": true,
-		"o/" + strings.Repeat("n", 126): true, "o/" + strings.Repeat("n", 127): false,
-		"": false, "a": false, "a/": false, "/b": false, "a/b/c": false,
-		"A/b": false, "a_b/c": false, "-a/b": false, "a/b.": false, "./b": false,
-		"../b": false, "a/b ": false, "a%2Fb": false, "é/b": false,
-	} {
-		assert.Check(t, is.Equal(ValidAgentID(s), want), "%q", s)
-	}
 }
 
 // TestConnectionsAreCapped: connections past maxConns are closed unread,

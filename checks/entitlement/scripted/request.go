@@ -3,14 +3,13 @@ package scripted
 import (
 	"strings"
 	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
-// Route is the path prefix of §5.3's check; the identifier's two segments
-// follow it.
-const Route = "/postern/v0/entitlements/"
-
-// maxIDLen is §1.5's ceiling on an identifier's length.
-const maxIDLen = 128
+// The routing, the grammar and the bodies are protocol's (§5's wire forms,
+// shared with the reference distributor); what is the puppet's own is the
+// log of what came and the scripts of what goes.
 
 // Caps on what one log entry keeps of a request, so a hostile runner's
 // headers cannot grow the log past LogCap times a few KiB. Nothing a
@@ -73,7 +72,7 @@ func (r Request) Addressed() string {
 
 // Path is the path of the request target, without its query (and, for an
 // absolute-form target, without its scheme and authority).
-func (r Request) Path() string { return originPath(r.Target) }
+func (r Request) Path() string { return protocol.TargetPath(r.Target) }
 
 // TwoSegments reports whether the path is exactly the route and two
 // non-empty segments, with no percent-encoding anywhere (§5.3.1). The query,
@@ -83,16 +82,13 @@ func (r Request) TwoSegments() bool {
 		return false
 	}
 	p := r.Path()
-	if strings.ContainsRune(p, '%') {
-		return false
-	}
-	owner, name, ok := twoSegments(p)
-	return ok && owner != "" && name != ""
+	_, a := protocol.Address(p, protocol.EntitlementsRoute)
+	return a != protocol.NoRoute && !strings.ContainsRune(p, '%')
 }
 
 // ValidID reports whether the path addresses an identifier valid under
 // §1.5's grammar and length bound.
-func (r Request) ValidID() bool { return r.Owner != "" && ValidAgentID(r.Addressed()) }
+func (r Request) ValidID() bool { return r.Owner != "" && protocol.ValidAgentID(r.Addressed()) }
 
 // Bearer reads the request's credential the way §5.2 says a runner presents
 // it: exactly one Authorization value, "Bearer", one space, and a token of
@@ -127,78 +123,6 @@ func token68(s string) bool {
 		}
 	}
 	return true
-}
-
-// credential is the token a set of Authorization values carries, read as
-// leniently as HTTP lets a server read it: one value, a bearer scheme in any
-// case, and the rest after the separating spaces. "" where there is none.
-func credential(values []string) string {
-	if len(values) != 1 {
-		return ""
-	}
-	scheme, rest, ok := strings.Cut(values[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return ""
-	}
-	return strings.TrimLeft(rest, " ")
-}
-
-// ValidAgentID reports whether s is an agent identifier: §1.5's grammar (two
-// parts of lower-case letters and digits, with - and . allowed inside but
-// not at either end) and at most 128 characters. Nothing is normalised.
-func ValidAgentID(s string) bool {
-	if len(s) > maxIDLen {
-		return false
-	}
-	owner, name, ok := strings.Cut(s, "/")
-	return ok && validPart(owner) && validPart(name)
-}
-
-func validPart(p string) bool {
-	if p == "" {
-		return false
-	}
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z':
-		case (c == '-' || c == '.') && i > 0 && i < len(p)-1:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// twoSegments splits a raw path under the route into its two segments, ok
-// false where the path is not under the route or has another count. No
-// decoding: %2F is three octets of one segment, never a separator (§5.3.1).
-func twoSegments(path string) (owner, name string, ok bool) {
-	rest, ok := strings.CutPrefix(path, Route)
-	if !ok {
-		return "", "", false
-	}
-	owner, name, ok = strings.Cut(rest, "/")
-	if !ok || strings.Contains(name, "/") {
-		return "", "", false
-	}
-	return owner, name, true
-}
-
-// originPath is the path of a request target: an origin-form target as it
-// is, an absolute-form one from the slash after its authority, and "" for
-// anything else ("*", an authority alone).
-func originPath(target string) string {
-	if strings.HasPrefix(target, "/") {
-		p, _, _ := strings.Cut(target, "?")
-		return p
-	}
-	if _, rest, ok := strings.Cut(target, "://"); ok {
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			p, _, _ := strings.Cut(rest[i:], "?")
-			return p
-		}
-	}
-	return ""
 }
 
 // cut keeps at most n bytes of s, and says whether it dropped any.
