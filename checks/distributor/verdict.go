@@ -1,8 +1,6 @@
 package distributor
 
 import (
-	"fmt"
-
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 )
 
@@ -17,21 +15,11 @@ const Mode = "distributor check"
 // whose failure a baseline accepts. Nothing broken with a rule the checker
 // could not decide is not determined, and says what kept it so.
 func Decide(records []engine.Record, excused map[string]bool) engine.Verdict {
-	v, decided, undecided := engine.Judge(records, excused)
-	v.Scope = Scope
-	switch {
-	case v.Broken > 0:
-		v.Text = fmt.Sprintf("Distributor nonconformant: %s broken.", engine.Count(v.Broken, "MUST rule", "MUST rules"))
-	case decided == 0:
-		v.Text = "No rule of the distributor check could be decided (see each SKIP's reason)."
-	case v.Undecided > 0:
-		v.Text = fmt.Sprintf("Not determined: %s of the distributor check undecided (%s).",
-			engine.Count(v.Undecided, "rule", "rules"), engine.Cause(undecided, "the distributor"))
-	default:
-		v.Text = "Distributor conformant: every MUST of §5 it was checked on held."
-	}
-	if v.Baselined > 0 {
-		v.Text += fmt.Sprintf(" (%s excused by the baseline.)", engine.Count(v.Baselined, "known failure", "known failures"))
-	}
-	return v
+	return engine.Decide(records, excused, engine.Words{
+		Scope:     Scope,
+		Broken:    "Distributor nonconformant: %s broken.",
+		Nothing:   "No rule of the distributor check could be decided (see each SKIP's reason).",
+		Undecided: "Not determined: %s of the distributor check undecided (%s).", Unit: "rule", Units: "rules", Who: "the distributor",
+		Held: "Distributor conformant: every MUST of §5 it was checked on held.",
+	})
 }

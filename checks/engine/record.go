@@ -192,12 +192,31 @@ func pathOf(raw string) string {
 	return raw
 }
 
-// Judge counts records into the verdict of a mode without levels (every
-// rule is in scope): broken, baselined (excused names the rule IDs a
-// baseline accepts), undecided. It returns how many rules were decided at
-// all, and the undecided records, for Cause. Conformant is left for the
-// mode to set, with its own Text.
-func Judge(records []Record, excused map[string]bool) (v Verdict, decided int, undecided []Record) {
+// Words are what the verdict line of a mode without levels says in each
+// case (see Decide).
+type Words struct {
+	Scope string // Verdict.Scope
+	// Broken takes the count of MUST rules broken ("3 MUST rules").
+	Broken string
+	// Nothing says no rule could be decided at all.
+	Nothing string
+	// Undecided takes the count of undecided rules (in Unit, Units) and
+	// the cause (Cause, with Who).
+	Undecided   string
+	Unit, Units string
+	Who         string
+	// Held says every binding rule held.
+	Held string
+}
+
+// Decide is the verdict of a mode without levels (every rule is in scope)
+// on its records: broken, baselined (excused names the rule IDs a baseline
+// accepts), undecided, or held, in w's words. Nothing broken with a rule
+// left undecided is not determined, and says what kept it so.
+func Decide(records []Record, excused map[string]bool, w Words) Verdict {
+	v := Verdict{Scope: w.Scope}
+	var undecided []Record
+	decided := 0
 	for _, rec := range records {
 		switch {
 		case rec.Undecided():
@@ -215,7 +234,20 @@ func Judge(records []Record, excused map[string]bool) (v Verdict, decided int, u
 		}
 	}
 	v.Conformant = v.Broken == 0 && v.Undecided == 0 && decided > 0
-	return v, decided, undecided
+	switch {
+	case v.Broken > 0:
+		v.Text = fmt.Sprintf(w.Broken, Count(v.Broken, "MUST rule", "MUST rules"))
+	case decided == 0:
+		v.Text = w.Nothing
+	case v.Undecided > 0:
+		v.Text = fmt.Sprintf(w.Undecided, Count(v.Undecided, w.Unit, w.Units), Cause(undecided, w.Who))
+	default:
+		v.Text = w.Held
+	}
+	if v.Baselined > 0 {
+		v.Text += fmt.Sprintf(" (%s excused by the baseline.)", Count(v.Baselined, "known failure", "known failures"))
+	}
+	return v
 }
 
 // Count is "1 step" or "3 steps".

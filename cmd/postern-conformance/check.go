@@ -23,7 +23,7 @@ const deadlineDefault = "2 × --timeout + 5, or 600 with --execute"
 
 // checkFlags are the flags of a checking run (the root command and demo).
 func checkFlags() []cli.Flag {
-	const probe, out, sel, launch = "Probing:", "Reports:", "Rules:", "Runner under test:"
+	const probe, launch = "Probing:", "Runner under test:"
 	return append([]cli.Flag{
 		&cli.BoolFlag{Category: probe, Local: true, Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
 		&cli.IntFlag{Category: probe, Local: true, Name: "max-runs", Value: checks.DefaultMaxRuns, Usage: "with --execute, start the agent at most `N` times; a rule that would need more starts than remain SKIPs, saying how many it needs"},
@@ -33,19 +33,9 @@ func checkFlags() []cli.Flag {
 		&cli.FloatFlag{Category: probe, Local: true, Name: "deadline", DefaultText: deadlineDefault, Usage: "end the whole run after `SECONDS`: past it, the rules not yet decided SKIP as undecided, and the verdict is not determined (exit 2)"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer a conforming runner gives at once (a refusal decided on the request head, the body withheld) before reporting that it did not; a conforming runner never pays it, since the waits it does pay are derived from its own answer times"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
-		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
-		&cli.StringFlag{Category: out, Local: true, Name: "json-file", Usage: "also write the JSON report to `FILE`"},
-		&cli.StringFlag{Category: out, Local: true, Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
-		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence; in the JSON report, keep the exchanges of every rule, PASS included"},
-		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
-		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only rules matching `PATTERN` (an ID, a section like 4.4, or an ID prefix ending in *); repeatable"},
-		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments); a listed rule that was checked and no longer fails is named on stderr"},
-		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when --baseline lists a rule that was checked and no longer fails, so the baseline cannot go stale"},
-		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
-		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
 		&cli.StringFlag{Category: launch, Local: true, Name: "launch", Usage: "start the runner under test with `COMMAND` (run by sh -c); it must print POSTERN_PORT=<port> as its first stdout line (§2)"},
 		&cli.FloatFlag{Category: launch, Local: true, Name: "launch-timeout", Value: 30, Usage: "how long to wait for POSTERN_PORT, in `SECONDS`"},
-	}, githubFlags()...)
+	}, reportFlags()...)
 }
 
 func checkAction(ctx context.Context, cmd *cli.Command) error {

@@ -29,20 +29,20 @@ func distributorCheckFlags() []cli.Flag {
 	}, reportFlags()...)
 }
 
-// reportFlags are the report and rule-selection flags of a mode's run (an
-// entitlement walk, a distributor check).
+// reportFlags are the report and rule-selection flags every mode's run
+// shares (a check, an entitlement walk, a distributor check).
 func reportFlags() []cli.Flag {
 	const out, sel = "Reports:", "Rules:"
 	return append([]cli.Flag{
 		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
 		&cli.StringFlag{Category: out, Local: true, Name: "json-file", Usage: "also write the JSON report to `FILE`"},
 		&cli.StringFlag{Category: out, Local: true, Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
-		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence"},
+		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence; in the JSON report, keep the exchanges of every rule, PASS included"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
-		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only the rules (or steps) matching `PATTERN` (an ID, a section like 5.5, or an ID prefix ending in *); repeatable"},
-		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments)"},
+		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only the rules (or steps) matching `PATTERN` (an ID, a section like 4.4, or an ID prefix ending in *); repeatable"},
+		&cli.StringFlag{Category: sel, Local: true, Name: "baseline", Usage: "excuse the FAILs of the rule IDs listed in `FILE` (one per line, # comments); a listed rule that was checked and no longer fails is named on stderr"},
+		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when --baseline lists a rule that was checked and no longer fails, so the baseline cannot go stale"},
 		&cli.StringFlag{Category: sel, Local: true, Name: "write-baseline", Usage: "write the IDs of the rules that FAIL to `FILE`, for --baseline"},
-		&cli.BoolFlag{Category: sel, Local: true, Name: "strict-baseline", Usage: "exit 1 when a --baseline entry no longer fails"},
 		&cli.BoolFlag{Category: sel, Local: true, Name: "strict", Usage: "exit 1 on a WARN too (a SHOULD broken)"},
 	}, githubFlags()...)
 }
