@@ -236,7 +236,7 @@ const (
 // Withheld sends the head of a POST announcing a body it never sends (see
 // wire.Client.Withheld), waiting as expect says.
 func (s *Session) Withheld(ctx context.Context, path string, h http.Header, announced int, expect Expect, note string) *wire.Exchange {
-	wait := func() time.Duration { return s.Patience }
+	wait := s.Confirm
 	if expect == ExpectWait {
 		wait = s.Wait
 	}
@@ -319,15 +319,7 @@ func (s *Session) Observe(ex *wire.Exchange) {
 // it needs. A probe asks again when the time has passed (wire's
 // WithheldFor), so answers that slow down meanwhile lengthen its wait.
 func (s *Session) Wait() time.Duration {
-	s.mu.Lock()
-	sorted := slices.Clone(s.quick)
-	s.mu.Unlock()
-	var typical time.Duration
-	if len(sorted) > 0 {
-		slices.Sort(sorted)
-		typical = sorted[len(sorted)*3/4]
-	}
-	w := waitFactor * typical
+	w := waitFactor * s.typical()
 	if w < s.MinWait {
 		w = s.MinWait
 	}
@@ -335,6 +327,29 @@ func (s *Session) Wait() time.Duration {
 		w = s.Patience
 	}
 	return w
+}
+
+// Confirm is how long a probe expecting an answer from the head waits
+// before taking a silence as a breach: the patience, or longer where the
+// target's own answers show it slower than the patience allows for
+// (waitFactor times their upper quartile), so a target on a loaded machine
+// is not failed for answering late. Like Wait it is asked again when it
+// runs out, so answers that slow down meanwhile lengthen it.
+func (s *Session) Confirm() time.Duration {
+	return max(s.Patience, waitFactor*s.typical())
+}
+
+// typical is the upper quartile of the target's recent answer times to
+// requests it could decide at once (0 before any).
+func (s *Session) typical() time.Duration {
+	s.mu.Lock()
+	sorted := slices.Clone(s.quick)
+	s.mu.Unlock()
+	if len(sorted) == 0 {
+		return 0
+	}
+	slices.Sort(sorted)
+	return sorted[len(sorted)*3/4]
 }
 
 // Record adds ex to the run's log.
