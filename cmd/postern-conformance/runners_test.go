@@ -261,7 +261,7 @@ func TestLaunchTheNodeRunner(t *testing.T) {
 			for _, p := range append(got.problems(0, nil, false), got.startProblems(c.atMost)...) {
 				t.Error(p)
 			}
-			t.Logf("%d agent starts, by the runner's count and the report's", got.runner)
+			t.Logf("%s --execute: %d agent starts, by the runner's count and the report's", c.env, got.runner)
 		})
 	}
 }
