@@ -63,6 +63,7 @@
 //   SLOW_MS      extra milliseconds each execution takes
 //   STEP_NO_LATENCY 1 → finished steps carry no latency_ms
 //   LOG          a file to append one line per request to (method, path, labels, answer)
+//   POSTERN_START_LOG a file to append one line to per agent start (run_id)
 //   FAULT        one planted breach; see FAULTS below.
 //
 // Every configuration with FAULT unset is meant to be conformant. The ones a
@@ -848,8 +849,12 @@ function replay(req, res, verb, result) {
   res.end();
 }
 
+const START_LOG = env.POSTERN_START_LOG || '';
+function noteStart(runId) { if (START_LOG) require('fs').appendFileSync(START_LOG, runId + '\n'); }
+
 async function doRun(req, res, inputs, entry) {
   const runId = newRunId();
+  noteStart(runId);
   let aborted = false;
   res.on('close', () => { if (!res.writableEnded) aborted = true; });
   let plan;
@@ -913,6 +918,7 @@ function openStream(req, res) {
 
 async function doStream(req, res, inputs, entry) {
   const runId = newRunId();
+  noteStart(runId);
   let aborted = false;
   res.on('close', () => { if (!res.writableEnded) aborted = true; });
   const sse = openStream(req, res);

@@ -15,6 +15,12 @@ DESCRIBE = {"postern": "0.1", "agent": AGENT, "inputs": INPUTS, "output": {"type
             "capabilities": {"tools": [], "write_tools": []},
             "credentials": [{"env": "PY_ECHO_KEY", "purpose": "Pretends to call a model."}]}
 ENV = {"PY_ECHO_KEY": os.environ.get("PY_ECHO_KEY", "set")}
+START_LOG = os.environ.get("POSTERN_START_LOG")  # a file given one line per agent start
+
+def note_start(run_id):
+    if START_LOG:
+        with open(START_LOG, "a") as f:
+            f.write(run_id + "\n")
 
 def status_doc():
     missing = [k for k, v in ENV.items() if not v]
@@ -117,6 +123,7 @@ class H(BaseHTTPRequestHandler):
         if missing:
             return self.refuse(424, "missing_credential", "Missing " + ", ".join(missing), {"missing": missing})
         run_id = uuid.uuid4().hex[:12]
+        note_start(run_id)
         out = {"type": "text", "value": "Echo: " + inputs["topic"]}
         if v == "run":
             return self.send_json(200, {"postern": "0.1", "run_id": run_id, "output": out,

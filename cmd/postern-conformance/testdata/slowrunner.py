@@ -16,6 +16,7 @@ Environment:
   POSTERN_MAX_CONCURRENT       runs allowed in flight at once (1)
   POSTERN_RETENTION_SECONDS    how long an Idempotency-Key is remembered (600)
   POSTERN_BREACH               comma-separated list of deliberate bugs, below
+  POSTERN_START_LOG            a file to append one line to per agent start
 
 Breaches (each a plausible implementation mistake; none looks at request text):
   buffer               the whole stream, status line included, is written
@@ -50,6 +51,7 @@ AGENT_SECONDS = float(os.environ.get("POSTERN_AGENT_SECONDS", "1.5"))
 MAX_RUN_SECONDS = int(os.environ.get("POSTERN_MAX_RUN_SECONDS", "5"))
 MAX_CONCURRENT = max(1, int(os.environ.get("POSTERN_MAX_CONCURRENT", "1")))
 RETENTION_SECONDS = int(os.environ.get("POSTERN_RETENTION_SECONDS", "600"))
+START_LOG = os.environ.get("POSTERN_START_LOG")
 BREACHES = {b.strip() for b in os.environ.get("POSTERN_BREACH", "").split(",") if b.strip()}
 KNOWN_BREACHES = {"buffer", "no-timeout", "timeout-500", "no-limit",
                   "ready-while-running", "no-abort", "hold-forever"}
@@ -251,6 +253,9 @@ def drive(ex, prompt, emit, gone):
         if abort and gone():
             raise Aborted()
 
+    if START_LOG:
+        with open(START_LOG, "a") as f:
+            f.write(ex.run_id + "\n")
     gen = agent(prompt)
     try:
         while True:
