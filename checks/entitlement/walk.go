@@ -286,6 +286,17 @@ func pastWindow(t *T, first, then scripted.Answer) (*step, scripted.Request) {
 	return s, c
 }
 
+// reChecked skips a rule whose situation is one the runner meets only by
+// asking the distributor again after the window of c: a runner that has
+// not asked is holding the answer past its window, one behaviour, which
+// 5.4/re-check-after-window and 5.4/no-answer-past-window judge.
+func (s *step) reChecked(c scripted.Request, situation string) {
+	if !checkedSince(s, windowEnds(c)) {
+		s.t.Skip("the runner asked the distributor nothing after the window ended at %s, so it never met %s: it holds the answer past its window (5.4/re-check-after-window and 5.4/no-answer-past-window judge that)",
+			scripted.Stamp(windowEnds(c)), situation)
+	}
+}
+
 // windowEnds is checked_at + stale_after_seconds of the answer a check got.
 func windowEnds(c scripted.Request) time.Time {
 	return c.Sent.CheckedAt.Add(time.Duration(c.Sent.StaleAfterSeconds) * time.Second)

@@ -58,8 +58,9 @@ gets wrong:
   grace-default          a 200 missing grace_seconds is taken as an answer with
                          a default grace of a day, and the runner runs on
                          (§5.3, §5.7: it is no valid answer)
-  404-old-checked-at     after a 404, keeps reporting the previous answer's
-                         checked_at instead of its own receipt time (§5.7.4)
+  404-old-checked-at     after a 404, times its re-check from the 404 but keeps
+                         reporting the previous answer's checked_at, not its
+                         own receipt time (§4.4's "unchanged" over-applied, §5.7.4)
   restart-restamp        on restart, stamps the persisted answer with the load
                          time as checked_at: a fresh window (§4.4, §5.7.2)
   sigrix-shape           refuses within grace (as the cautious posture does)
@@ -338,10 +339,11 @@ class Client:
             if got == "404":
                 stale = prev.stale if prev is not None else CADENCE
                 grace = prev.grace if prev is not None else None
-                at = format_time(now)
+                got = Answer("revoked", format_time(now), stale, grace, None, "404")
                 if "404-old-checked-at" in FAULTS and prev is not None:
-                    at = prev.checked_at
-                got = Answer("revoked", at, stale, grace, None, "404")
+                    # Times its cadence from the 404, but reports the last
+                    # timestamp a distributor gave, §4.4 over-applied.
+                    got.checked_at = prev.checked_at
             if got is not None:
                 self.held = got
                 self.last_failed = None
