@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -44,25 +45,30 @@ func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
 	needPython3(t)
 	t.Parallel()
 	const inbound = "indie-inbound-7c1d"
+	// The walks that take 5.7.1/keeps-attempting declare 4 s of grace, not
+	// 2: entrunner.py spaces its attempts by a quarter of a second, and on
+	// a loaded machine the walk's earned slack (ten times the runner's
+	// answer time) can leave no room within 2 s to ask again.
+	roomy := []string{"--grace", "4"}
 	cases := []struct {
 		name, env string
 		args      []string // --rule patterns, --header
 		fails     []string // exactly the rules that FAIL
 	}{
-		{name: "clean", env: ""},
+		{name: "clean", env: "", args: roomy},
 		{name: "cautious", env: "ENTRUNNER_CAUTIOUS=1 ENTRUNNER_INBOUND_TOKEN=" + inbound,
-			args: []string{"--header", "Authorization: Bearer " + inbound}},
+			args: append([]string{"--header", "Authorization: Bearer " + inbound}, roomy...)},
 		// The Sigrix shape: refusing within grace, and dropping checked_at
 		// there. One behaviour, one verdict, over the whole walk.
-		{name: "sigrix-shape", env: "ENTRUNNER_FAULT=sigrix-shape", fails: []string{"5.7.1/unknown-within-grace"}},
+		{name: "sigrix-shape", env: "ENTRUNNER_FAULT=sigrix-shape", args: roomy, fails: []string{"5.7.1/unknown-within-grace"}},
 		{name: "level-3", env: "ENTRUNNER_LEVEL=3",
-			args: []string{"--rule", "5.4", "--rule", "5.7.1", "--rule", "5.7.3", "--rule", "5.7.4/404-revokes-at-once"}},
+			args: []string{"--grace", "4", "--rule", "5.4", "--rule", "5.7.1", "--rule", "5.7.3", "--rule", "5.7.4/404-revokes-at-once"}},
 		{name: "unconfigured-refuses", env: "ENTRUNNER_FAULT=unconfigured-refuses",
 			args: []string{"--rule", "5.1"}, fails: []string{"5.1/not-required-unconfigured"}},
 		// stream without the gate run has is caught in each situation that
 		// refuses, since each judges run and stream alike (§4.6, §5.7.4).
 		{name: "stream-ungated", env: "ENTRUNNER_LEVEL=3 ENTRUNNER_FAULT=stream-ungated",
-			args: []string{"--rule", "5.4", "--rule", "5.7.1", "--rule", "5.7.3", "--rule", "5.7.4/404-revokes-at-once"},
+			args: []string{"--grace", "4", "--rule", "5.4", "--rule", "5.7.1", "--rule", "5.7.3", "--rule", "5.7.4/404-revokes-at-once"},
 			fails: []string{"5.4/no-answer-past-window", "5.7.1/grace-zero-stops-at-window", "5.7.1/stops-after-grace",
 				"5.7.3/never-checked-unavailable", "5.7.4/404-revokes-at-once"}},
 		{name: "preflight-gated", env: "ENTRUNNER_FAULT=preflight-gated",
@@ -75,29 +81,52 @@ func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
 			args: []string{"--rule", "5.7.4"}, fails: []string{"5.7.4/404-receipt-time"}},
 		{name: "restart-restamp", env: "ENTRUNNER_FAULT=restart-restamp",
 			args: []string{"--rule", "5.7.2"}, fails: []string{"5.7.2/restart-no-fresh-window"}},
+		// A grace longer than the window's slack on a loaded machine, so the
+		// late re-check (at the grace's end) cannot pass for a prompt one.
 		{name: "cache-past-window", env: "ENTRUNNER_FAULT=cache-past-window",
-			args:  []string{"--rule", "5.4", "--rule", "5.7.1", "--rule", "5.7.2", "--rule", "5.7.4/404-revokes-at-once"},
+			args: []string{"--grace", "6", "--rule", "5.4", "--rule", "5.7.1/unknown-within-grace", "--rule", "5.7.2",
+				"--rule", "5.7.4/404-revokes-at-once"},
 			fails: []string{"5.4/no-answer-past-window", "5.4/re-check-after-window", "5.4/revoked-re-checked"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+	// Side by side on goroutines rather than as parallel subtests, which
+	// -parallel (GOMAXPROCS by default) would run two at a time: a walk
+	// mostly waits out the window and grace.
+	type walked struct {
+		code int
+		out  []byte
+		err  string
+	}
+	got := make([]walked, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			args := append([]string{"postern-conformance", "entitlement", "--launch", indieLaunch(c.env), "--json"}, c.args...)
 			var out, errOut bytes.Buffer
 			a := app()
 			a.Writer, a.ErrWriter = &out, &errOut
-			code := exitCode(a.Run(context.Background(), args))
+			got[i].code = exitCode(a.Run(context.Background(), args))
+			got[i].out, got[i].err = out.Bytes(), errOut.String()
+		}()
+	}
+	wg.Wait()
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			var rep struct {
-				Results []struct{ ID, Outcome, Reason string }
+				Results []struct {
+					ID, Outcome, Reason string
+					Findings            []struct{ Message string }
+				}
 			}
-			assert.NilError(t, json.Unmarshal(out.Bytes(), &rep), "no JSON report: %s", errOut.String())
+			assert.NilError(t, json.Unmarshal(got[i].out, &rep), "no JSON report: %s", got[i].err)
 			var failed []string
 			for _, r := range rep.Results {
 				switch r.Outcome {
 				case "FAIL":
 					failed = append(failed, r.ID)
 				case "WARN", "ERROR":
-					t.Errorf("%s: %s (%s), want neither WARN nor ERROR", r.ID, r.Outcome, r.Reason)
+					t.Errorf("%s: %s (%s %v), want neither WARN nor ERROR", r.ID, r.Outcome, r.Reason, r.Findings)
 				}
 			}
 			want := slices.Clone(c.fails)
@@ -108,7 +137,7 @@ func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
 			if len(want) > 0 {
 				wantCode = 1
 			}
-			assert.Equal(t, code, wantCode, strings.Join(failed, ", "))
+			assert.Equal(t, got[i].code, wantCode, strings.Join(failed, ", "))
 		})
 	}
 }
