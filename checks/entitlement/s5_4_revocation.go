@@ -102,7 +102,10 @@ func expectInForce(t *T, exs []*wire.Exchange, what, why string) {
 
 // failEach records one finding per distinct answer among the exchanges
 // bad picks, naming the verbs that gave it ("POST run and stream").
+// A stream answering otherwise than run is judged once, across the walk,
+// by 4.6/walk-stream-as-run, so here run's answer is the situation's.
 func failEach(t *T, exs []*wire.Exchange, bad func(*wire.Exchange) bool, say func(verbs, answer string) string) {
+	exs = asRun(exs)
 	var order []string
 	by := map[string][]*wire.Exchange{}
 	for _, ex := range exs {
