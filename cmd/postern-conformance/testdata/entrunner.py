@@ -548,17 +548,26 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         self.end_headers()
 
-    def do_GET(self):
+    def admit(self, mine, others, other_method):
+        """The verb of a request this method serves, or None once refused."""
         verb = self.route()
         if verb is None:
-            return self.plain_404()
-        if verb in ("/run", "/stream"):
-            return self.wrong_method("POST")
-        if verb not in ("/describe", "/status"):
-            return self.refuse(404, "not_found", "No such Postern path.", close=self.has_body())
-        if not self.authorized():
-            return self.refuse(401, "unauthorized", "This runner requires its own credential.",
-                               extra=[("WWW-Authenticate", "Bearer")])
+            self.plain_404()
+        elif verb in others:
+            self.wrong_method(other_method)
+        elif verb not in mine:
+            self.refuse(404, "not_found", "No such Postern path.")
+        elif not self.authorized():
+            self.refuse(401, "unauthorized", "This runner requires its own credential.",
+                        extra=[("WWW-Authenticate", "Bearer")])
+        else:
+            return verb
+        return None
+
+    def do_GET(self):
+        verb = self.admit(("/describe", "/status"), ("/run", "/stream"), "POST")
+        if verb is None:
+            return
         close = self.has_body()
         if verb == "/describe":
             return self.send(200, describe_doc(), close=close)
@@ -574,16 +583,9 @@ class Handler(BaseHTTPRequestHandler):
         }, close=close)
 
     def do_POST(self):
-        verb = self.route()
+        verb = self.admit(("/run", "/stream"), ("/describe", "/status"), "GET")
         if verb is None:
-            return self.plain_404()
-        if verb in ("/describe", "/status"):
-            return self.wrong_method("GET")
-        if verb not in ("/run", "/stream"):
-            return self.refuse(404, "not_found", "No such Postern path.")
-        if not self.authorized():
-            return self.refuse(401, "unauthorized", "This runner requires its own credential.",
-                               extra=[("WWW-Authenticate", "Bearer")])
+            return
         # 1: the level (§3)
         if verb == "/stream" and LEVEL < 3:
             return self.refuse(501, "not_implemented", "This runner is Level 2: it does not stream.")
