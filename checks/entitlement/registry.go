@@ -11,6 +11,7 @@ func build() []*Rule {
 	var all []*Rule
 	for _, family := range [][]*Rule{
 		section2,   // s2_refusals.go: every refusal's envelope, the preflight
+		section4_6, // s4_6_order.go: stream refused as run is
 		section5_1, // s5_1_unconfigured.go: no distributor
 		section5_2, // s5_2_tokens.go
 		section5_3, // s5_3_check.go: the request, what status carries, access_ends_at

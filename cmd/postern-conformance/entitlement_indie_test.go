@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// indieLaunch maps the walk's launch contract onto the settings of
+// testdata/entrunner.py, an independent runner with an entitlement client
+// of its own, written from SPEC.md without reading the harness; env adds
+// the posture or the planted mistake.
+func indieLaunch(env string) string {
+	return `exec env ENTRUNNER_DISTRIBUTOR="$POSTERN_CONFORMANCE_DISTRIBUTOR" ENTRUNNER_TOKEN="$POSTERN_CONFORMANCE_TOKEN" ` +
+		`ENTRUNNER_STATE="$POSTERN_CONFORMANCE_STATE" ` + env + ` python3 testdata/entrunner.py --port 0`
+}
+
+// needPython3 skips without python3, or fails under CI=true, where a
+// missing interpreter would make the walks below look green.
+func needPython3(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("python3 is not installed; CI=true, so this is a failure, not a skip")
+		}
+		t.Skip("python3 is not installed")
+	}
+}
+
+// TestEntitlementWalkOfAnIndependentRunner walks entrunner.py through §5
+// in real time, at the default window and grace: clean as shipped, clean
+// in its cautious posture (it refuses within grace, which §5.7.1 allows,
+// and requires an inbound credential of its own, §7), and each planted
+// mistake caught by the rules it breaks and no other. The walks run side
+// by side; a mistake's walk takes only the steps its rules need.
+func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
+	needPython3(t)
+	t.Parallel()
+	const inbound = "indie-inbound-7c1d"
+	// The walks that take 5.7.1/keeps-attempting declare 4 s of grace, not
+	// 2: entrunner.py spaces its attempts by a quarter of a second, and on
+	// a loaded machine the walk's earned slack (ten times the runner's
+	// answer time) can leave no room within 2 s to ask again.
+	roomy := []string{"--grace", "4"}
+	cases := []struct {
+		name, env string
+		args      []string // --rule patterns, --header
+		fails     []string // exactly the rules that FAIL
+	}{
+		{name: "clean", env: "", args: roomy},
+		// Cautious at Level 3, so that stream is compared with run.
+		{name: "cautious", env: "ENTRUNNER_LEVEL=3 ENTRUNNER_CAUTIOUS=1 ENTRUNNER_INBOUND_TOKEN=" + inbound,
+			args: append([]string{"--header", "Authorization: Bearer " + inbound}, roomy...)},
+		// The Sigrix shape: refusing within grace, and dropping checked_at
+		// there. One behaviour, one verdict, over the whole walk.
+		{name: "sigrix-shape", env: "ENTRUNNER_FAULT=sigrix-shape", args: roomy, fails: []string{"5.7.1/unknown-within-grace"}},
+		{name: "unconfigured-refuses", env: "ENTRUNNER_FAULT=unconfigured-refuses",
+			args: []string{"--rule", "5.1"}, fails: []string{"5.1/not-required-unconfigured"}},
+		// stream without the gate run has: one verdict, from the sweep that
+		// compares the two verbs across the whole walk.
+		{name: "stream-ungated", env: "ENTRUNNER_LEVEL=3 ENTRUNNER_FAULT=stream-ungated", args: roomy,
+			fails: []string{"4.6/walk-stream-as-run"}},
+		{name: "preflight-gated", env: "ENTRUNNER_FAULT=preflight-gated",
+			args: []string{"--rule", "2.3"}, fails: []string{"2.3/preflight-whatever-entitlement"}},
+		{name: "nonjson-revoked", env: "ENTRUNNER_FAULT=nonjson-revoked",
+			args: []string{"--rule", "5.7/not-json-unreachable"}, fails: []string{"5.7/not-json-unreachable"}},
+		{name: "grace-default", env: "ENTRUNNER_FAULT=grace-default",
+			args: []string{"--rule", "5.7/missing-member-unreachable"}, fails: []string{"5.7/missing-member-unreachable"}},
+		{name: "404-old-checked-at", env: "ENTRUNNER_FAULT=404-old-checked-at",
+			args: []string{"--rule", "5.7.4"}, fails: []string{"5.7.4/404-receipt-time"}},
+		{name: "restart-restamp", env: "ENTRUNNER_FAULT=restart-restamp",
+			args: []string{"--rule", "5.7.2"}, fails: []string{"5.7.2/restart-no-fresh-window"}},
+		// A grace longer than any slack the walk can earn (at most --timeout),
+		// so the late re-check, at the grace's end, comes after the first
+		// request past the window however loaded the machine. None of these
+		// steps waits the grace out.
+		{name: "cache-past-window", env: "ENTRUNNER_FAULT=cache-past-window",
+			args: []string{"--grace", "20", "--rule", "5.4", "--rule", "5.7.1/unknown-within-grace", "--rule", "5.7.2",
+				"--rule", "5.7.4/404-revokes-at-once"},
+			fails: []string{"5.4/no-answer-past-window", "5.4/re-check-after-window", "5.4/revoked-re-checked"}},
+	}
+	// Side by side on goroutines rather than as parallel subtests, which
+	// -parallel (GOMAXPROCS by default) would run two at a time: a walk
+	// mostly waits out the window and grace.
+	type walked struct {
+		code int
+		out  []byte
+		err  string
+	}
+	got := make([]walked, len(cases))
+	var wg sync.WaitGroup
+	for i, c := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			args := append([]string{"postern-conformance", "entitlement", "--launch", indieLaunch(c.env), "--json"}, c.args...)
+			var out, errOut bytes.Buffer
+			a := app()
+			a.Writer, a.ErrWriter = &out, &errOut
+			got[i].code = exitCode(a.Run(context.Background(), args))
+			got[i].out, got[i].err = out.Bytes(), errOut.String()
+		}()
+	}
+	wg.Wait()
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var rep struct {
+				Results []struct {
+					ID, Outcome, Reason string
+					Findings            []struct{ Message string }
+				}
+			}
+			assert.NilError(t, json.Unmarshal(got[i].out, &rep), "no JSON report: %s", got[i].err)
+			var failed []string
+			for _, r := range rep.Results {
+				switch r.Outcome {
+				case "FAIL":
+					failed = append(failed, r.ID)
+				case "WARN", "ERROR":
+					t.Errorf("%s: %s (%s %v), want neither WARN nor ERROR", r.ID, r.Outcome, r.Reason, r.Findings)
+				}
+			}
+			want := slices.Clone(c.fails)
+			slices.Sort(failed)
+			slices.Sort(want)
+			assert.DeepEqual(t, failed, want)
+			wantCode := 0
+			if len(want) > 0 {
+				wantCode = 1
+			}
+			assert.Equal(t, got[i].code, wantCode, strings.Join(failed, ", "))
+		})
+	}
+}
