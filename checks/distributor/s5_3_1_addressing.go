@@ -108,13 +108,19 @@ var section5_3_1 = []*Rule{
 		Probe: func(t *T) {
 			_, name, _ := strings.Cut(underscored(t.Env.Agent), "/")
 			near, far := underscored(t.Env.Agent), "zz-postern-conformance/"+name
-			exs := spell(t, "a malformed identifier, with and without a corrected form in the catalogue", near, far)
-			for i := 0; i < len(exs); i += 2 {
-				a, b := exs[i], exs[i+1]
+			// far is asked twice: a 400 whose body varies by itself (a
+			// request id in detail) is compared without its body.
+			exs := spell(t, "a malformed identifier, with and without a corrected form in the catalogue", near, far, far)
+			for i := 0; i < len(exs); i += 3 {
+				a, b, again := exs[i], exs[i+1], exs[i+2]
 				if !a.Answered() || !b.Answered() {
 					continue
 				}
-				if d := tellApart(a, b, near, far, true); d != "" {
+				bodies := !again.Answered() || !varies(b, again)
+				if !bodies {
+					t.Note("the 400 for %s varies by itself from one request to the next, so bodies were not compared byte for byte", rawPathOf(b))
+				}
+				if d := tellApart(a, b, near, far, bodies); d != "" {
 					t.Fail(a, "%s answered otherwise than %s (%s): §5.3.1 forbids a 400 that varies with whether a corrected form of the identifier exists", a.RequestLine(), rawPathOf(b), d)
 				}
 			}

@@ -82,6 +82,9 @@ clean:
                          (computed from the request alone, §5.3.1)
   grace-zero             grace_seconds 0 (§5.3, §5.7.1: a valid
                          declaration)
+  request-ids            every answer carries a fresh X-Request-Id, and
+                         every refusal the same id in error.detail (detail
+                         is the envelope's extension point, §2.1)
 """
 import argparse, base64, hashlib, hmac, io, json, os, re, secrets, sys, threading, time, zipfile
 from datetime import datetime, timedelta, timezone
@@ -328,6 +331,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         for k, v in extra:
             self.send_header(k, v)
+        if self.request_id:
+            self.send_header("X-Request-Id", self.request_id)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -336,6 +341,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_bytes(code, json.dumps(obj, separators=(",", ":")).encode(), "application/json; charset=utf-8", extra)
 
     def refuse(self, status, code, message, detail=None, extra=()):
+        if self.request_id:
+            detail = dict(detail or {}, request_id=self.request_id)
         err = {"code": code, "message": message}
         if "detail-absent" not in self.D.faults or detail is not None:
             err["detail"] = detail
@@ -384,7 +391,11 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- the endpoints
 
+    request_id = None
+
     def do_GET(self):
+        if "request-ids" in self.D.faults:
+            self.request_id = secrets.token_hex(8)
         verb, segs = self.route()
         if verb is None:
             if self.path.split("?")[0] == "/":
