@@ -66,6 +66,27 @@ Planted mistakes, each a thing a real distributor might get wrong:
                          plugin.json extensions, "for the runner" (§5.2)
   jwt-tokens             (provision) tokens are JWT-shaped documents with
                          the buyer and issue time as claims (§5.2)
+  short-tokens           (provision) tokens are 8 random bytes in hex, 64
+                         bits (§5.2; the checker can only suspect it)
+  rotation-grace         a rotated-away token keeps resolving for a day
+                         (§7)
+  naive-stamp            checked_at is written as Python's naive
+                         isoformat(), with no UTC offset (§5.3, RFC 3339)
+  no-grace-field         the check answer leaves out grace_seconds (§5.3)
+  ended-404              once a withdrawn agent's access has ended, its
+                         check answers 404, not revoked (§5.3, a SHOULD)
+  bad-id-404             an identifier outside the grammar is looked up,
+                         misses and answers 404 (§5.3.1)
+  greedy-route           segments past the second are ignored by the route
+                         (§5.3.1, no keyword)
+  plain-404              a path under the prefix that matches no route gets
+                         the framework's plain-text 404 (§2.1)
+  octet-stream           bundles are labelled application/octet-stream
+                         (§5.6)
+  nested-zip             the bundle zips the plugin's folder, so
+                         plugin.json is not at the archive's root (§6)
+  no-rate-limit          bundle retrieval is not rate-limited (§5.6, a
+                         SHOULD)
 
 Both-ways switches: behaviours SPEC admits either way, which must check
 clean:
@@ -82,6 +103,8 @@ clean:
                          (computed from the request alone, §5.3.1)
   grace-zero             grace_seconds 0 (§5.3, §5.7.1: a valid
                          declaration)
+  offset-stamp           checked_at and access_ends_at are written with a
+                         +02:00 offset (RFC 3339 admits any offset)
   request-ids            every answer carries a fresh X-Request-Id, and
                          every refusal the same id in error.detail (detail
                          is the envelope's extension point, §2.1)
@@ -106,8 +129,13 @@ def utc(t):
     return datetime.fromtimestamp(t, timezone.utc)
 
 
-def rfc3339(t, whole_second=False):
+def rfc3339(t, whole_second=False, faults=()):
     d = utc(t)
+    if "naive-stamp" in faults:
+        return d.replace(tzinfo=None).isoformat()
+    if "offset-stamp" in faults:
+        d = d.astimezone(timezone(timedelta(hours=2)))
+        return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%03d+02:00" % (d.microsecond // 1000)
     if whole_second:
         return d.strftime("%Y-%m-%dT%H:%M:%SZ")
     return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (d.microsecond // 1000)
@@ -126,6 +154,8 @@ def issue(buyer, faults):
         head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
         body = b64url(json.dumps({"sub": buyer, "iat": int(time.time()), "jti": secrets.token_hex(8)}).encode())
         return head + "." + body + "." + b64url(secrets.token_bytes(32))
+    if "short-tokens" in faults:
+        return secrets.token_hex(8)
     return secrets.token_urlsafe(32)  # 256 bits from the OS's CSPRNG
 
 
@@ -141,7 +171,7 @@ def provision(args):
     old = issue(BUYER, faults)
     cur = issue(BUYER, faults)
     other = issue(STRANGER, faults)
-    tokens[digest(old)] = {"buyer": BUYER, "superseded_by": digest(cur)}  # rotated away
+    tokens[digest(old)] = {"buyer": BUYER, "superseded_by": digest(cur), "superseded_at": now}  # rotated away
     tokens[digest(cur)] = {"buyer": BUYER, "superseded_by": None}
     tokens[digest(other)] = {"buyer": STRANGER, "superseded_by": None}
     ledger = {
@@ -187,7 +217,11 @@ class Authority:
         h = digest(token)
         for known, rec in self.tokens.items():
             if hmac.compare_digest(known, h):
-                return rec["buyer"] if rec["superseded_by"] is None else None
+                if rec["superseded_by"] is None:
+                    return rec["buyer"]
+                if "rotation-grace" in self.faults and time.time() - rec.get("superseded_at", 0) < 86400:
+                    return rec["buyer"]  # "give the old runner a day to pick up the new token"
+                return None
         return None
 
     def read(self, buyer, agent):
@@ -269,8 +303,9 @@ class Distributor:
         manifest = {"$schema": PLUGIN_SCHEMA, "name": agent.split("/")[1], "version": version,
                     "description": "A packaged agent served by pydistributor.",
                     "extensions": {self.namespace: ext}}
-        body = zip_of({"plugin.json": json.dumps(manifest, indent=2) + "\n",
-                       "skills/research/SKILL.md": "---\nname: research\ndescription: Looks things up.\n---\nLook it up.\n"})
+        top = agent.split("/")[1] + "/" if "nested-zip" in self.faults else ""
+        body = zip_of({top + "plugin.json": json.dumps(manifest, indent=2) + "\n",
+                       top + "skills/research/SKILL.md": "---\nname: research\ndescription: Looks things up.\n---\nLook it up.\n"})
         if "stale-repr-digest" in self.faults:
             # the digest was computed when the previous build was uploaded
             manifest["version"] = "0.0.1"
@@ -401,11 +436,17 @@ class Handler(BaseHTTPRequestHandler):
             if self.path.split("?")[0] == "/":
                 return self.send_bytes(200, b"pydistributor\n", "text/plain; charset=utf-8")
             return self.send_bytes(404, b"not here\n", "text/plain; charset=utf-8")
+        if "greedy-route" in self.D.faults and segs and len(segs) > 2:
+            segs = segs[:2]
         if not verb or len(segs) != 2:
+            if "plain-404" in self.D.faults:
+                return self.send_bytes(404, b"404 page not found\n", "text/plain; charset=utf-8")
             return self.not_found()  # §5.3.1: not two segments, no route
         agent = "/".join(segs)
         if "fold-case" in self.D.faults:
             agent = agent.lower()
+        if (len(agent) > 128 or not AGENT_ID.match(agent)) and "bad-id-404" in self.D.faults:
+            return self.not_found()
         if len(agent) > 128 or not AGENT_ID.match(agent):
             msg = "Not an agent identifier."
             if "echo-bad-id" in self.D.faults:
@@ -414,7 +455,7 @@ class Handler(BaseHTTPRequestHandler):
         if verb == "versions":
             return self.version(agent)
         token = self.token()
-        if verb == "bundles":
+        if verb == "bundles" and "no-rate-limit" not in self.D.faults:
             ok, retry = self.D.rate.admit(digest(token or ""), self.client_address[0])
             if not ok:
                 return self.refuse(503, "unavailable", "Too many bundle requests; retry shortly.",
@@ -446,10 +487,14 @@ class Handler(BaseHTTPRequestHandler):
         stamp = now if "stamp-at-reply" in D.faults else read_at
         doc = {"postern": "0.1", "state": state,
                "agent_id": rec["agent"],
-               "checked_at": rfc3339(stamp, "seconds-stamp" in D.faults),
+               "checked_at": rfc3339(stamp, "seconds-stamp" in D.faults, D.faults),
                "stale_after_seconds": D.window, "grace_seconds": D.grace}
+        if "no-grace-field" in D.faults:
+            del doc["grace_seconds"]
         if ends is not None:
-            doc["access_ends_at"] = rfc3339(ends, True)
+            if state == "revoked" and "ended-404" in D.faults:
+                return self.not_found()
+            doc["access_ends_at"] = rfc3339(ends, True, D.faults)
         self.send_json(200, doc)
 
     def fetch(self, agent, rec, token):
@@ -464,13 +509,14 @@ class Handler(BaseHTTPRequestHandler):
             if "withdrawn-no-date" in D.faults:
                 detail = None
             elif "withdrawn-other-date" in D.faults:
-                detail = {"access_ends_at": rfc3339(listing["withdrawn_at"], True)}
+                detail = {"access_ends_at": rfc3339(listing["withdrawn_at"], True, D.faults)}
             else:
-                detail = {"access_ends_at": rfc3339(ends, True)}
+                detail = {"access_ends_at": rfc3339(ends, True, D.faults)}
             return self.refuse(410, "withdrawn", "This agent was withdrawn; access has ended.", detail)
         body, repr_digest = D.bundle(agent, rec["version"], token)
         extra = () if "no-repr-digest" in D.faults else (("Repr-Digest", repr_digest),)
-        self.send_bytes(200, body, "application/zip", extra)
+        ctype = "application/octet-stream" if "octet-stream" in D.faults else "application/zip"
+        self.send_bytes(200, body, ctype, extra)
 
     def version(self, agent):
         # §8: reads no token, names no buyer.
