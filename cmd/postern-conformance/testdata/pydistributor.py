@@ -48,7 +48,7 @@ Planted mistakes, each a thing a real distributor might get wrong:
                          one agent's answer is served for another (§5.3)
   stamp-at-reply         checked_at is the moment of the reply while the
                          answer comes from the cache (§5.3, §5.4)
-  understate-stale       the cache lives three times the declared
+  understate-stale       the cache lives five times the declared
                          stale_after_seconds (§5.4)
   refund-kept            a refund is recorded in billing but the
                          entitlement is left active (§5.4)
@@ -283,7 +283,7 @@ class Distributor:
         self.grace = 0 if "grace-zero" in self.faults else grace
         ttl = args.cache_ttl if args.cache_ttl is not None else self.window
         if "understate-stale" in self.faults:
-            ttl = 3 * max(self.window, 1)
+            ttl = 5 * max(self.window, 1)
         self.authority = Authority(ledger, self.faults)
         self.cache = Cache(self.authority, ttl, self.faults)
         self.namespace = "org.sigrix" if self.sigrix else "org.example.pydist"
