@@ -100,6 +100,18 @@ var section5_3_1 = []*Rule{
 					t.Fail(ex, "%s answered %s: an identifier that fills two segments and fails §1.5's grammar is answered 400 bad_request, not 404 (§5.3.1)", ex.RequestLine(), ex.Brief())
 				}
 			}
+			// The same 400 with no token: it is computed from the request
+			// string alone, so a 404 here would tell a dead token from a
+			// live one (§5.5).
+			reqs := []wire.Request{}
+			for _, route := range bothRoutes {
+				reqs = append(reqs, get(route, "zz_postern_conformance/agent", "", "outside §1.5's grammar, with no token"))
+			}
+			for _, ex := range t.SideBySide(len(reqs), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange { return s.Do(ctx, reqs[i]) }) {
+				if ex.Answered() && !ex.Is(http.StatusBadRequest, "bad_request") {
+					t.Fail(ex, "%s with no token answered %s, where the buyer's token gets 400: the 400 for an identifier outside §1.5's grammar is computed from the request string alone (§5.3.1), and answering a dead token otherwise tells it from a live one (§5.5)", ex.RequestLine(), ex.Brief())
+				}
+			}
 		},
 	},
 	{

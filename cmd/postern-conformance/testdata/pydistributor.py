@@ -85,6 +85,10 @@ Planted mistakes, each a thing a real distributor might get wrong:
                          (§5.6)
   nested-zip             the bundle zips the plugin's folder, so
                          plugin.json is not at the archive's root (§6)
+  auth-first             an authentication middleware runs before the
+                         route: a dead token gets 404 even for an
+                         identifier outside the grammar, where a live one
+                         gets 400, so the 400 tells a live token (§5.5)
   no-rate-limit          bundle retrieval is not rate-limited (§5.6, a
                          SHOULD)
 
@@ -105,6 +109,16 @@ clean:
                          declaration)
   offset-stamp           checked_at and access_ends_at are written with a
                          +02:00 offset (RFC 3339 admits any offset)
+  clock-ahead            the distributor's clock (its Date, its stamps) runs
+                         90 s ahead of the checker's: nothing binds the
+                         clocks of two machines together
+  clock-behind           … and 90 s behind
+  plain-manifest         plugin.json carries no distributor data and no
+                         extensions at all, only Agent Plugins' own members
+  rate-429               a rate-limited bundle request is answered 429 with
+                         code rate_limited and Retry-After (a code §2.1's
+                         table does not list; its prose leaves new codes
+                         open)
   request-ids            every answer carries a fresh X-Request-Id, and
                          every refusal the same id in error.detail (detail
                          is the envelope's extension point, §2.1)
@@ -123,6 +137,13 @@ PLUGIN_SCHEMA = "https://agent-plugins.org/schemas/1.0.0/plugin.schema.json"
 BUYER, STRANGER = "buyer-1001", "buyer-2002"
 AGENT, REVOKED, WITHDRAWN, UNOWNED = "acme/market-research-crew", "acme/refunded", "acme/retired", "acme/not-bought"
 SUNSET, OTHER = "acme/sunset", "other.labs/thing"
+
+
+SKEW = 0.0  # seconds the distributor's clock is off (clock-ahead, clock-behind)
+
+
+def clock():
+    return time.time() + SKEW
 
 
 def utc(t):
@@ -152,7 +173,7 @@ def b64url(b):
 def issue(buyer, faults):
     if "jwt-tokens" in faults:
         head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-        body = b64url(json.dumps({"sub": buyer, "iat": int(time.time()), "jti": secrets.token_hex(8)}).encode())
+        body = b64url(json.dumps({"sub": buyer, "iat": int(clock()), "jti": secrets.token_hex(8)}).encode())
         return head + "." + body + "." + b64url(secrets.token_bytes(32))
     if "short-tokens" in faults:
         return secrets.token_hex(8)
@@ -164,7 +185,7 @@ def issue(buyer, faults):
 def provision(args):
     faults = set(args.fault)
     os.makedirs(args.state, exist_ok=True)
-    now = time.time()
+    now = clock()
     day = 86400
     withdrawn_at = now - 400 * day
     tokens = {}
@@ -219,7 +240,7 @@ class Authority:
             if hmac.compare_digest(known, h):
                 if rec["superseded_by"] is None:
                     return rec["buyer"]
-                if "rotation-grace" in self.faults and time.time() - rec.get("superseded_at", 0) < 86400:
+                if "rotation-grace" in self.faults and clock() - rec.get("superseded_at", 0) < 86400:
                     return rec["buyer"]  # "give the old runner a day to pick up the new token"
                 return None
         return None
@@ -239,7 +260,7 @@ class Authority:
             held = self.purchases.get(BUYER, {})
             if agent not in held:
                 return False
-            self.billing.append((time.time(), agent, action))
+            self.billing.append((clock(), agent, action))
             if action == "revoke" and "refund-kept" not in self.faults:
                 held[agent] = "refunded"
             if action == "restore" and "restore-lost" not in self.faults:
@@ -257,14 +278,14 @@ class Cache:
         self.entries = {}
 
     def get(self, token, buyer, agent):
-        now = time.time()
+        now = clock()
         key = digest(token) if "cache-key-token" in self.faults else (buyer, agent)
         if "fresh-reads" not in self.faults:
             with self.lock:
                 hit = self.entries.get(key)
                 if hit and now - hit[1] < self.ttl:
                     return hit
-        read_at = time.time()
+        read_at = clock()
         rec = self.authority.read(buyer, agent)
         if rec is not None:
             rec = dict(rec, agent=agent)
@@ -298,11 +319,15 @@ class Distributor:
             if key in self.bundles:
                 return self.bundles[key]
         ext = {"agent_id": agent, "listing_url": self.listing_base + agent}
+        if "plain-manifest" in self.faults:
+            manifest = {"$schema": PLUGIN_SCHEMA, "name": agent.split("/")[1], "version": version,
+                        "description": "A packaged agent.", "author": {"name": "Acme"}, "license": "MIT"}
         if "token-in-bundle" in self.faults:
             ext["license_key"] = token
-        manifest = {"$schema": PLUGIN_SCHEMA, "name": agent.split("/")[1], "version": version,
-                    "description": "A packaged agent served by pydistributor.",
-                    "extensions": {self.namespace: ext}}
+        else:
+            manifest = {"$schema": PLUGIN_SCHEMA, "name": agent.split("/")[1], "version": version,
+                        "description": "A packaged agent served by pydistributor.",
+                        "extensions": {self.namespace: ext}}
         top = agent.split("/")[1] + "/" if "nested-zip" in self.faults else ""
         body = zip_of({top + "plugin.json": json.dumps(manifest, indent=2) + "\n",
                        top + "skills/research/SKILL.md": "---\nname: research\ndescription: Looks things up.\n---\nLook it up.\n"})
@@ -338,7 +363,7 @@ class RateLimit:
         self.counts = {}
 
     def admit(self, token_key, address):
-        now = time.time()
+        now = clock()
         window = int(now // self.period)
         with self.lock:
             if len(self.counts) > 10000:
@@ -351,6 +376,10 @@ class RateLimit:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "pydistributor/0.1"
+
+    def date_time_string(self, timestamp=None):
+        return super().date_time_string(clock() if timestamp is None else timestamp)
+
     sys_version = ""
     D = None  # the Distributor
 
@@ -443,6 +472,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_bytes(404, b"404 page not found\n", "text/plain; charset=utf-8")
             return self.not_found()  # §5.3.1: not two segments, no route
         agent = "/".join(segs)
+        if "auth-first" in self.D.faults and verb != "versions":
+            tk = self.token()
+            if not tk or self.D.authority.buyer_of(tk) is None:
+                return self.dead_token()
         if "fold-case" in self.D.faults:
             agent = agent.lower()
         if (len(agent) > 128 or not AGENT_ID.match(agent)) and "bad-id-404" in self.D.faults:
@@ -458,8 +491,10 @@ class Handler(BaseHTTPRequestHandler):
         if verb == "bundles" and "no-rate-limit" not in self.D.faults:
             ok, retry = self.D.rate.admit(digest(token or ""), self.client_address[0])
             if not ok:
-                return self.refuse(503, "unavailable", "Too many bundle requests; retry shortly.",
-                                   extra=(("Retry-After", str(max(1, int(retry + 0.999)))),))
+                after = (("Retry-After", str(max(1, int(retry + 0.999)))),)
+                if "rate-429" in self.D.faults:
+                    return self.refuse(429, "rate_limited", "Too many bundle requests; retry shortly.", extra=after)
+                return self.refuse(503, "unavailable", "Too many bundle requests; retry shortly.", extra=after)
         buyer = self.D.authority.buyer_of(token) if token else None
         if buyer is None:
             return self.dead_token()
@@ -474,7 +509,7 @@ class Handler(BaseHTTPRequestHandler):
             if "forbidden-unowned" in D.faults:
                 return self.refuse(403, "not_entitled", "You have not bought this agent.")
             return self.not_found()
-        now = time.time()
+        now = clock()
         ends = rec.get("access_ends_at")
         if rec["purchase"] == "refunded":
             if "reversal-as-404" in D.faults:
@@ -504,7 +539,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.refuse(403, "not_entitled", "You have not bought this agent.")
             return self.not_found()
         ends = rec.get("access_ends_at")
-        if ends is not None and ends <= time.time():
+        if ends is not None and ends <= clock():
             listing = D.authority.catalogue[agent]
             if "withdrawn-no-date" in D.faults:
                 detail = None
@@ -559,7 +594,9 @@ class Handler(BaseHTTPRequestHandler):
 def serve(args):
     with open(os.path.join(args.state, "ledger.json")) as f:
         ledger = json.load(f)
+    global SKEW
     Handler.D = Distributor(args, ledger)
+    SKEW = {"clock-ahead": 90.0, "clock-behind": -90.0}.get(next((f for f in args.fault if f.startswith("clock-")), ""), 0.0)
     srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True
     srv.admin_key = secrets.token_urlsafe(24)
