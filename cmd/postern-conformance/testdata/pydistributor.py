@@ -319,15 +319,14 @@ class Distributor:
             if key in self.bundles:
                 return self.bundles[key]
         ext = {"agent_id": agent, "listing_url": self.listing_base + agent}
+        if "token-in-bundle" in self.faults:
+            ext["license_key"] = token
+        manifest = {"$schema": PLUGIN_SCHEMA, "name": agent.split("/")[1], "version": version,
+                    "description": "A packaged agent served by pydistributor.",
+                    "extensions": {self.namespace: ext}}
         if "plain-manifest" in self.faults:
             manifest = {"$schema": PLUGIN_SCHEMA, "name": agent.split("/")[1], "version": version,
                         "description": "A packaged agent.", "author": {"name": "Acme"}, "license": "MIT"}
-        if "token-in-bundle" in self.faults:
-            ext["license_key"] = token
-        else:
-            manifest = {"$schema": PLUGIN_SCHEMA, "name": agent.split("/")[1], "version": version,
-                        "description": "A packaged agent served by pydistributor.",
-                        "extensions": {self.namespace: ext}}
         top = agent.split("/")[1] + "/" if "nested-zip" in self.faults else ""
         body = zip_of({top + "plugin.json": json.dumps(manifest, indent=2) + "\n",
                        top + "skills/research/SKILL.md": "---\nname: research\ndescription: Looks things up.\n---\nLook it up.\n"})
