@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,6 +29,7 @@ type indieCase struct {
 	caught    map[string]string // rule → outcome (FAIL or WARN), exactly the rules not PASS or SKIP
 	may       map[string]bool   // rules whose FAIL hangs on timing the mistake makes honest both ways
 	timed     bool              // give the hooks (always given to a case that must check clean)
+	token     string            // the input given as --token (default TOKEN, the buyer's)
 }
 
 // indieCases: the conformant configurations and the behaviours SPEC admits
@@ -63,6 +65,8 @@ func indieCases() []indieCase {
 		{name: "clock-ahead", serve: fault("clock-ahead")},
 		{name: "clock-behind", serve: fault("clock-behind")},
 		{name: "plain-manifest", serve: fault("plain-manifest")},
+		{name: "extra-members", serve: fault("extra-members")},
+		{name: "bare-json-type", serve: fault("bare-json-type")},
 		// A code §2.1's table lacks, on a status it lacks: only the schema
 		// closes the set of codes, so this warns, inferred.
 		{name: "rate-429", serve: fault("rate-429"), check: rate, caught: warn("2.1/distributor-codes")},
@@ -112,9 +116,10 @@ func indieCases() []indieCase {
 	}
 }
 
-// pythonOrSkip finds python3; under CI a missing one fails the test, so a
-// CI run without it cannot look green.
-func pythonOrSkip(t *testing.T) {
+// indieScript finds python3 and the distributor's script, and lets the
+// test run beside the others. Under CI a missing python3 fails the test, so
+// a CI run without it cannot look green.
+func indieScript(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -122,6 +127,12 @@ func pythonOrSkip(t *testing.T) {
 		}
 		t.Skip("python3 is not installed")
 	}
+	t.Parallel()
+	script, err := filepath.Abs("testdata/pydistributor.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
@@ -164,7 +175,7 @@ func checkIndie(ctx context.Context, script, dir string, c indieCase, hooks [2]s
 	}
 	args := []string{"postern-conformance", "distributor",
 		"--launch", py + " serve" + state + " " + strings.Join(c.serve, " "),
-		"--token", in["TOKEN"], "--agent", in["AGENT"],
+		"--token", in[cmp.Or(c.token, "TOKEN")], "--agent", in["AGENT"],
 		"--stranger-token", in["STRANGER_TOKEN"], "--rotated-token", in["ROTATED_TOKEN"],
 		"--revoked-agent", in["REVOKED_AGENT"], "--withdrawn-agent", in["WITHDRAWN_AGENT"], "--unowned-agent", in["UNOWNED_AGENT"],
 		"--json", "--no-color"}
@@ -202,15 +213,11 @@ func checkIndie(ctx context.Context, script, dir string, c indieCase, hooks [2]s
 // ways clean, every planted mistake caught by its rule and nothing else
 // changing. The hooks (and so the timed rules) are given to every
 // configuration that must check clean and to the mistakes of the life of a
-// purchase; elsewhere they would only add their wait. The configurations run side by side on goroutines (each mostly
-// waits on its distributor's declared window), bounded to a dozen at once.
+// purchase; elsewhere they would only add their wait. The configurations
+// run side by side on goroutines (each mostly waits on its distributor's
+// declared window), a dozen at once: t.Parallel alone would run two.
 func TestLaunchAnIndependentDistributor(t *testing.T) {
-	pythonOrSkip(t)
-	t.Parallel()
-	script, err := filepath.Abs("testdata/pydistributor.py")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := indieScript(t)
 	cases := indieCases()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -270,21 +277,25 @@ func judgeIndie(got map[string]string, c indieCase) []string {
 // is not the buyer's are bad input, exit 2 with the reason, never a page
 // of FAILs.
 func TestIndependentDistributorBadInputs(t *testing.T) {
-	pythonOrSkip(t)
-	t.Parallel()
-	script, err := filepath.Abs("testdata/pydistributor.py")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := indieScript(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// A revoke hook for an agent the buyer never bought: the admin API
+	// A --revoke hook for an agent the buyer never bought: the admin API
 	// answers 404 and the hook exits 1.
 	code, _, stderr, err := checkIndie(ctx, script, t.TempDir(), indieCase{serve: []string{"--window", "1"}}, [2]string{"acme/not-bought", ""})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code != 2 || !strings.Contains(stderr, "revoke") {
+	if code != 2 || !strings.Contains(stderr, "--revoke") {
 		t.Errorf("a failing --revoke hook: exit %d, want 2 naming the hook; stderr: %s", code, stderr)
+	}
+	// The stranger's token given as the buyer's: its check of --agent is a
+	// 404, so the inputs are wrong, not the distributor.
+	code, _, stderr, err = checkIndie(ctx, script, t.TempDir(), indieCase{serve: []string{"--window", "1"}, token: "STRANGER_TOKEN"}, [2]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 2 || !strings.Contains(stderr, "--token") || !strings.Contains(stderr, "--agent") {
+		t.Errorf("a --token not entitled to --agent: exit %d, want 2 naming both; stderr: %s", code, stderr)
 	}
 }

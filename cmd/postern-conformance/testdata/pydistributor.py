@@ -119,6 +119,10 @@ clean:
                          code rate_limited and Retry-After (a code §2.1's
                          table does not list; its prose leaves new codes
                          open)
+  extra-members          check answers carry members SPEC does not define
+                         (listing_url, plan): the answer is open
+  bare-json-type         JSON is labelled application/json, without the
+                         charset parameter (JSON is UTF-8 by RFC 8259)
   request-ids            every answer carries a fresh X-Request-Id, and
                          every refusal the same id in error.detail (detail
                          is the envelope's extension point, §2.1)
@@ -401,7 +405,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def send_json(self, code, obj, extra=()):
-        self.send_bytes(code, json.dumps(obj, separators=(",", ":")).encode(), "application/json; charset=utf-8", extra)
+        ctype = "application/json" if "bare-json-type" in self.D.faults else "application/json; charset=utf-8"
+        self.send_bytes(code, json.dumps(obj, separators=(",", ":")).encode(), ctype, extra)
 
     def refuse(self, status, code, message, detail=None, extra=()):
         if self.request_id:
@@ -523,6 +528,8 @@ class Handler(BaseHTTPRequestHandler):
                "agent_id": rec["agent"],
                "checked_at": rfc3339(stamp, "seconds-stamp" in D.faults, D.faults),
                "stale_after_seconds": D.window, "grace_seconds": D.grace}
+        if "extra-members" in D.faults:
+            doc.update(listing_url=D.listing_base + rec["agent"], plan="pro")
         if "no-grace-field" in D.faults:
             del doc["grace_seconds"]
         if ends is not None:
