@@ -89,6 +89,8 @@ Planted mistakes, each a thing a real distributor might get wrong:
                          route: a dead token gets 404 even for an
                          identifier outside the grammar, where a live one
                          gets 400, so the 400 tells a live token (§5.5)
+  bundle-crash           building the bundle raises, and the framework
+                         drops the connection: the buyer never gets it
   no-rate-limit          bundle retrieval is not rate-limited (§5.6, a
                          SHOULD)
 
@@ -554,6 +556,8 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 detail = {"access_ends_at": rfc3339(ends, True, D.faults)}
             return self.refuse(410, "withdrawn", "This agent was withdrawn; access has ended.", detail)
+        if "bundle-crash" in D.faults:
+            raise RuntimeError("bundle storage unavailable")
         body, repr_digest = D.bundle(agent, rec["version"], token)
         extra = () if "no-repr-digest" in D.faults else (("Repr-Digest", repr_digest),)
         ctype = "application/octet-stream" if "octet-stream" in D.faults else "application/zip"
@@ -597,14 +601,20 @@ class Handler(BaseHTTPRequestHandler):
         self.send_bytes(204, b"", "text/plain")
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        print("pydistributor: %s" % (sys.exc_info()[1],), file=sys.stderr)
+
+
 def serve(args):
     with open(os.path.join(args.state, "ledger.json")) as f:
         ledger = json.load(f)
     global SKEW
     Handler.D = Distributor(args, ledger)
     SKEW = {"clock-ahead": 90.0, "clock-behind": -90.0}.get(next((f for f in args.fault if f.startswith("clock-")), ""), 0.0)
-    srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    srv.daemon_threads = True
+    srv = Server(("127.0.0.1", args.port), Handler)
     srv.admin_key = secrets.token_urlsafe(24)
     port = srv.server_address[1]
     print("POSTERN_PORT=%d" % port, flush=True)
