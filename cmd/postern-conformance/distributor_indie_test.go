@@ -66,6 +66,7 @@ func indieCases() []indieCase {
 		{name: "clock-behind", serve: fault("clock-behind")},
 		{name: "plain-manifest", serve: fault("plain-manifest")},
 		{name: "extra-members", serve: fault("extra-members")},
+		{name: "ratelimit-headers", serve: fault("ratelimit-headers")},
 		{name: "bare-json-type", serve: fault("bare-json-type")},
 		// A code §2.1's table lacks, on a status it lacks: only the schema
 		// closes the set of codes, so this warns, inferred.
@@ -78,6 +79,8 @@ func indieCases() []indieCase {
 		{name: "dead-token-message", serve: fault("dead-token-message"), want: 1, caught: fail("5.5/token-indistinguishable")},
 		{name: "decode-slash", serve: fault("decode-slash"), want: 1, caught: fail("5.3.1/encoded-slash", "5.3.1/encoded-octet")},
 		{name: "fold-case", serve: fault("fold-case"), want: 1, caught: fail("5.3.1/bad-id-not-corrected")},
+		{name: "session-cookie", serve: fault("session-cookie"), want: 1, caught: fail("5.3/no-widening")},
+		{name: "ratelimit-buyers", serve: fault("ratelimit-buyers"), want: 1, caught: fail("5.5/token-indistinguishable")},
 		{name: "query-token", serve: fault("query-token"), want: 1, caught: fail("5.3/no-widening")},
 		{name: "cache-key-token", timed: true, serve: fault("cache-key-token"), want: 1,
 			caught: fail("5.3/agent-id-echo", "5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404")},

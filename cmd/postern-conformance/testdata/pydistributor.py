@@ -44,6 +44,9 @@ Planted mistakes, each a thing a real distributor might get wrong:
                          (§5.3.1, §5.3 agent_id)
   query-token            an OAuth-style ?access_token= wins over the
                          Authorization header (§5.3 widening)
+  session-cookie         the storefront's session cookie (session=<token>)
+                         is honoured ahead of the Authorization header, as
+                         the web app's middleware does (§5.3 widening)
   cache-key-token        the answer cache is keyed by the token alone, so
                          one agent's answer is served for another (§5.3)
   stamp-at-reply         checked_at is the moment of the reply while the
@@ -91,6 +94,9 @@ Planted mistakes, each a thing a real distributor might get wrong:
                          gets 400, so the 400 tells a live token (§5.5)
   bundle-crash           building the bundle raises, and the framework
                          drops the connection: the buyer never gets it
+  ratelimit-buyers       RateLimit-* headers ride the bundle answers of a
+                         token that resolves, and only those: a header set
+                         that tells a live token from a dead one (§5.5)
   no-rate-limit          bundle retrieval is not rate-limited (§5.6, a
                          SHOULD)
 
@@ -125,6 +131,8 @@ clean:
                          (listing_url, plan): the answer is open
   bare-json-type         JSON is labelled application/json, without the
                          charset parameter (JSON is UTF-8 by RFC 8259)
+  ratelimit-headers      every bundle answer carries RateLimit-Limit,
+                         -Remaining and -Reset, whatever the token
   request-ids            every answer carries a fresh X-Request-Id, and
                          every refusal the same id in error.detail (detail
                          is the envelope's extension point, §2.1)
@@ -375,7 +383,8 @@ class RateLimit:
                 self.counts = {k: v for k, v in self.counts.items() if k[0] == window}
             t = self.counts[(window, "t", token_key)] = self.counts.get((window, "t", token_key), 0) + 1
             a = self.counts[(window, "a", address)] = self.counts.get((window, "a", address), 0) + 1
-        return t <= self.per_token and a <= self.per_address, self.period - (now % self.period)
+        reset = self.period - (now % self.period)
+        return t <= self.per_token and a <= self.per_address, reset, max(0, self.per_token - t)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -402,6 +411,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         if self.request_id:
             self.send_header("X-Request-Id", self.request_id)
+        for k, v in self.extra_headers:
+            self.send_header(k, v)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -441,6 +452,11 @@ class Handler(BaseHTTPRequestHandler):
             q = parse_qs(self.path.split("?", 1)[1])
             if q.get("access_token"):
                 return q["access_token"][0]
+        if "session-cookie" in self.D.faults:
+            for part in self.headers.get("Cookie", "").split(";"):
+                k, _, v = part.strip().partition("=")
+                if k == "session" and v:
+                    return v
         auth = self.headers.get("Authorization", "")
         scheme, _, value = auth.partition(" ")
         if scheme.lower() != "bearer" or not value or " " in value.strip():
@@ -462,6 +478,7 @@ class Handler(BaseHTTPRequestHandler):
     # -- the endpoints
 
     request_id = None
+    extra_headers = ()
 
     def do_GET(self):
         if "request-ids" in self.D.faults:
@@ -495,7 +512,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.version(agent)
         token = self.token()
         if verb == "bundles" and "no-rate-limit" not in self.D.faults:
-            ok, retry = self.D.rate.admit(digest(token or ""), self.client_address[0])
+            ok, retry, left = self.D.rate.admit(digest(token or ""), self.client_address[0])
+            if "ratelimit-headers" in self.D.faults or "ratelimit-buyers" in self.D.faults:
+                self.extra_headers = [("RateLimit-Limit", str(self.D.rate.per_token)), ("RateLimit-Remaining", str(left)),
+                                      ("RateLimit-Reset", str(max(1, int(retry + 0.999))))]
             if not ok:
                 after = (("Retry-After", str(max(1, int(retry + 0.999)))),)
                 if "rate-429" in self.D.faults:
@@ -503,6 +523,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.refuse(503, "unavailable", "Too many bundle requests; retry shortly.", extra=after)
         buyer = self.D.authority.buyer_of(token) if token else None
         if buyer is None:
+            if "ratelimit-buyers" in self.D.faults:
+                self.extra_headers = []
             return self.dead_token()
         rec, read_at = self.D.cache.get(token, buyer, agent)
         if verb == "entitlements":
