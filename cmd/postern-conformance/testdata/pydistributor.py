@@ -313,9 +313,9 @@ class Distributor:
     def __init__(self, args, ledger):
         self.faults = set(args.fault)
         self.sigrix = args.profile == "sigrix"
-        self.window = 60 if self.sigrix and args.window is None else (args.window if args.window is not None else 60)
-        grace = 86400 if self.sigrix and args.grace is None else (args.grace if args.grace is not None else 86400)
-        self.grace = 0 if "grace-zero" in self.faults else grace
+        # §8's 60 s and 86400 s are also the defaults off the profile.
+        self.window = 60 if args.window is None else args.window
+        self.grace = 0 if "grace-zero" in self.faults else (86400 if args.grace is None else args.grace)
         ttl = args.cache_ttl if args.cache_ttl is not None else self.window
         if "understate-stale" in self.faults:
             ttl = 5 * max(self.window, 1)
@@ -501,9 +501,9 @@ class Handler(BaseHTTPRequestHandler):
                 return self.dead_token()
         if "fold-case" in self.D.faults:
             agent = agent.lower()
-        if (len(agent) > 128 or not AGENT_ID.match(agent)) and "bad-id-404" in self.D.faults:
-            return self.not_found()
         if len(agent) > 128 or not AGENT_ID.match(agent):
+            if "bad-id-404" in self.D.faults:
+                return self.not_found()
             msg = "Not an agent identifier."
             if "echo-bad-id" in self.D.faults:
                 msg = "Not an agent identifier: %s" % json.dumps("/".join(segs))[:200]
@@ -513,11 +513,12 @@ class Handler(BaseHTTPRequestHandler):
         token = self.token()
         if verb == "bundles" and "no-rate-limit" not in self.D.faults:
             ok, retry, left = self.D.rate.admit(digest(token or ""), self.client_address[0])
+            retry = str(max(1, int(retry + 0.999)))
             if "ratelimit-headers" in self.D.faults or "ratelimit-buyers" in self.D.faults:
                 self.extra_headers = [("RateLimit-Limit", str(self.D.rate.per_token)), ("RateLimit-Remaining", str(left)),
-                                      ("RateLimit-Reset", str(max(1, int(retry + 0.999))))]
+                                      ("RateLimit-Reset", retry)]
             if not ok:
-                after = (("Retry-After", str(max(1, int(retry + 0.999)))),)
+                after = (("Retry-After", retry),)
                 if "rate-429" in self.D.faults:
                     return self.refuse(429, "rate_limited", "Too many bundle requests; retry shortly.", extra=after)
                 return self.refuse(503, "unavailable", "Too many bundle requests; retry shortly.", extra=after)
