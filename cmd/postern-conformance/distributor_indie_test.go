@@ -111,7 +111,8 @@ func indieCases() []indieCase {
 	}
 	// Both ways: what SPEC admits either way must not fail.
 	for _, f := range []string{"reversal-as-404", "seconds-stamp", "fresh-reads", "detail-absent", "echo-bad-id", "grace-zero",
-		"request-ids", "offset-stamp", "clock-ahead", "clock-behind", "plain-manifest", "extra-members", "ratelimit-headers", "bare-json-type"} {
+		"request-ids", "offset-stamp", "clock-ahead", "clock-behind", "plain-manifest", "extra-members", "ratelimit-headers", "bare-json-type",
+		"close-connections", "upper-charset"} {
 		cases = append(cases, indieCase{name: f, serve: fault(f)})
 	}
 	return cases

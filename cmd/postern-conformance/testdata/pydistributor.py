@@ -131,6 +131,9 @@ clean:
                          (listing_url, plan): the answer is open
   bare-json-type         JSON is labelled application/json, without the
                          charset parameter (JSON is UTF-8 by RFC 8259)
+  close-connections      every answer says Connection: close and closes
+  upper-charset          JSON is labelled application/json;charset=UTF-8
+                         (media-type parameters are case-insensitive)
   ratelimit-headers      every bundle answer carries RateLimit-Limit,
                          -Remaining and -Reset, whatever the token
   request-ids            every answer carries a fresh X-Request-Id, and
@@ -413,12 +416,17 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("X-Request-Id", self.request_id)
         for k, v in self.extra_headers:
             self.send_header(k, v)
+        if "close-connections" in self.D.faults:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
 
     def send_json(self, code, obj, extra=()):
         ctype = "application/json" if "bare-json-type" in self.D.faults else "application/json; charset=utf-8"
+        if "upper-charset" in self.D.faults:
+            ctype = "application/json;charset=UTF-8"
         self.send_bytes(code, json.dumps(obj, separators=(",", ":")).encode(), ctype, extra)
 
     def refuse(self, status, code, message, detail=None, extra=()):
