@@ -137,6 +137,11 @@ var section5_3 = []*Rule{
 				r.Header.Set(h, buyer)
 				probes = append(probes, r)
 			}
+			// A storefront's session cookie, where a web app's middleware
+			// may look first.
+			r := t.Env.checkRequest(t.Env.Agent, bearer(t.Env.Stranger), "the stranger's token, with a session cookie that might widen it")
+			r.Header.Set("Cookie", "session="+buyer+"; token="+buyer)
+			probes = append(probes, r)
 			exs := t.SideBySide(len(probes), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange { return s.Do(ctx, probes[i]) })
 			for _, ex := range exs {
 				if ex.Status >= 200 && ex.Status < 300 {
