@@ -147,6 +147,25 @@ var buyerBundle = &engine.Fact[*Env, bundleOf]{Name: "the buyer's bundle of --ag
 	return b, ""
 }}
 
+// undecidedBy, at the end of a probe comparing answers, leaves the rule
+// undecided where it found nothing and ex, an ask it needed, brought no
+// whole answer.
+func undecidedBy(t *T, ex *wire.Exchange) {
+	if ex != nil && !t.Failed() {
+		t.Undecided("%s (%s) brought no whole answer (%s): the rule is not decided", ex.RequestLine(), ex.Note, ex.Brief())
+	}
+}
+
+// unanswered is the first of exs that brought no whole answer, or nil.
+func unanswered(exs []*wire.Exchange) *wire.Exchange {
+	for _, ex := range exs {
+		if ex != nil && !engine.Whole(ex) {
+			return ex
+		}
+	}
+	return nil
+}
+
 // answerOf is a 200 check answer's JSON object, or nil.
 func answerOf(ex *wire.Exchange) (map[string]any, error) {
 	if ex.Status != http.StatusOK {
