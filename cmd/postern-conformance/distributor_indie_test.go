@@ -67,8 +67,13 @@ func indieCases() []indieCase {
 		{name: "session-cookie", serve: fault("session-cookie"), want: 1, caught: fail("5.3/no-widening")},
 		{name: "ratelimit-buyers", serve: fault("ratelimit-buyers"), want: 1, caught: fail("5.5/token-indistinguishable")},
 		{name: "query-token", serve: fault("query-token"), want: 1, caught: fail("5.3/no-widening")},
+		// Which answer the token's one cache entry holds hangs on timing:
+		// where the window lapses before the checks of the agents given (a
+		// loaded machine, -race), --revoked-agent's revoked answer, with
+		// no date, is the one --withdrawn-agent is given.
 		{name: "cache-key-token", timed: true, serve: fault("cache-key-token"), want: 1,
-			caught: fail("5.3/agent-id-echo", "5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404")},
+			caught: fail("5.3/agent-id-echo", "5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404"),
+			may:    map[string]bool{"5.3/access-ended-revoked": true}},
 		// A cache of eight seconds, to outlast the run and the --revoke hook
 		// on a loaded machine (under -race too): the answer must still be
 		// cached when it returns, and for long enough after it that the
