@@ -45,6 +45,7 @@ const (
 	Should    = engine.Should
 	ShouldNot = engine.ShouldNot
 	Chain     = engine.Chain
+	Contract  = engine.Contract
 	Inferred  = engine.Inferred
 )
 

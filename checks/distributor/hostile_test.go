@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	refdist "github.com/sigrix-io/postern-conformance/fixtures/distributor"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
@@ -103,4 +105,94 @@ func TestPlainHTTPOffLoopback(t *testing.T) {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
+}
+
+// brokenBundles serves the reference distributor, conformant, except that
+// its bundle route is handed to bad (with how many requests for the
+// bundle of --agent came before, or -1 for another bundle), and returns the test buyer's inputs to check it.
+func brokenBundles(t *testing.T, bad func(n int, w http.ResponseWriter, r *http.Request) bool) distributor.Options {
+	t.Helper()
+	d, err := refdist.New(refdist.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := -1
+		if r.URL.Path == protocol.BundlesRoute+d.Inputs().Agent {
+			i = int(n.Add(1)) - 1
+		}
+		if strings.HasPrefix(r.URL.Path, protocol.BundlesRoute) && bad(i, w, r) {
+			return
+		}
+		d.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	o := d.Options(false)
+	o.Target, o.Timeout = srv.URL, time.Second
+	return o
+}
+
+// reset closes the request's connection with a TCP reset, unanswered.
+func reset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// A bundle that is never served is never conformant: a route that resets
+// every connection, while the check answers, fails §5.6's 200; one that
+// never answers leaves the bundle rules undecided; a single reset, which
+// the second request shows transient, is no breach.
+func TestBundleNeverServed(t *testing.T) {
+	for name, c := range map[string]struct {
+		bad        func(n int, w http.ResponseWriter, r *http.Request) bool
+		conformant bool
+		want       engine.Outcome // 5.6/bundle-media-type
+	}{
+		"resets": {bad: func(_ int, w http.ResponseWriter, _ *http.Request) bool { reset(w); return true }, want: engine.Fail},
+		"hangs": {bad: func(_ int, _ http.ResponseWriter, r *http.Request) bool { <-r.Context().Done(); return true },
+			want: engine.Skip},
+		"resets-once": {bad: func(n int, w http.ResponseWriter, _ *http.Request) bool {
+			if n == 0 {
+				reset(w)
+			}
+			return n == 0
+		}, conformant: true, want: engine.Pass},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := brokenBundles(t, c.bad)
+			_, results, err := distributor.Check(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := distributor.Decide(engine.Records(results), nil)
+			t.Log(v.Text)
+			if v.Conformant != c.conformant {
+				t.Errorf("conformant %v, want %v: %s", v.Conformant, c.conformant, v.Text)
+			}
+			for _, r := range results {
+				switch {
+				case r.Rule.ID == "5.6/bundle-media-type" && r.Outcome != c.want:
+					t.Errorf("%s, want %s", describe(r), c.want)
+				case r.Outcome == engine.Fail && r.Rule.ID != "5.6/bundle-media-type":
+					t.Errorf("%s", describe(r))
+				case r.Outcome == engine.Skip && !c.conformant && r.Kind != engine.Undecided && bundleRule(r.Rule.ID):
+					t.Errorf("%s: a SKIP of kind %s, not undecided", describe(r), r.Kind)
+				case r.Outcome == engine.Error:
+					t.Errorf("%s", describe(r))
+				}
+			}
+		})
+	}
+}
+
+// bundleRule reports whether a rule judges the buyer's bundle of --agent.
+func bundleRule(id string) bool {
+	return strings.HasPrefix(id, "6/") || strings.HasPrefix(id, "5.6/repr-digest") || id == "5.6/bundle-media-type"
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,6 +45,10 @@ type bundleOf struct {
 	manifest map[string]any
 	raw      []byte // plugin.json as stored
 	why      string // why the archive could not be read, or ""
+	// resets, where the bundle's connection was closed or reset twice
+	// while a check asked right after was answered, are those two
+	// exchanges and the check: the route alone refuses to serve.
+	resets []*wire.Exchange
 }
 
 // maxManifest caps what is read of plugin.json: a compressed entry can
@@ -53,7 +58,11 @@ const maxManifest = 1 << 20
 // readBundle reads a 200 bundle's archive and its root plugin.json.
 func readBundle(ex *wire.Exchange) bundleOf {
 	b := bundleOf{ex: ex}
-	if ex.Truncated {
+	switch {
+	case !engine.Whole(ex):
+		b.why = "no whole answer came"
+		return b
+	case ex.Truncated:
 		b.why = fmt.Sprintf("the bundle is larger than the checker reads (%d bytes)", ex.Cap)
 		return b
 	}
@@ -116,14 +125,46 @@ func (b bundleOf) entries() [][]byte {
 	return out
 }
 
-// buyerBundle is the test buyer's bundle of Agent.
+// buyerBundle is the test buyer's bundle of Agent. A bundle whose
+// connection is closed or reset before a whole answer is asked for once
+// more; where that is reset too, a check of --agent is sent, to see
+// whether the distributor is answering at all (bundleOf.resets).
 var buyerBundle = &engine.Fact[*Env, bundleOf]{Name: "the buyer's bundle of --agent", Compute: func(t *T) (bundleOf, string) {
-	ex := t.Do(get(protocol.BundlesRoute, t.Env.Agent, bearer(t.Env.Token), "the test buyer's bundle of --agent"))
-	if !ex.Answered() {
-		return bundleOf{}, fmt.Sprintf("the bundle of --agent was not answered: %v", ex.Err)
+	req := get(protocol.BundlesRoute, t.Env.Agent, bearer(t.Env.Token), "the test buyer's bundle of --agent")
+	ex := t.Do(req)
+	if engine.Whole(ex) || !errors.Is(ex.Err, wire.ErrReset) {
+		return readBundle(ex), ""
 	}
-	return readBundle(ex), ""
+	req.Note = "the test buyer's bundle of --agent, again: is the reset repeated?"
+	again := t.Do(req)
+	if engine.Whole(again) || !errors.Is(again.Err, wire.ErrReset) {
+		return readBundle(again), ""
+	}
+	b := readBundle(again)
+	if chk := t.Do(t.Env.checkRequest(t.Env.Agent, bearer(t.Env.Token), "the test buyer's check of --agent, after its bundle was reset twice")); engine.Whole(chk) {
+		b.resets = []*wire.Exchange{ex, again, chk}
+	}
+	return b, ""
 }}
+
+// undecidedBy, at the end of a probe comparing answers, leaves the rule
+// undecided where it found nothing and ex, an ask it needed, brought no
+// whole answer.
+func undecidedBy(t *T, ex *wire.Exchange) {
+	if ex != nil && !t.Failed() {
+		t.Undecided("%s (%s) brought no whole answer (%s): the rule is not decided", ex.RequestLine(), ex.Note, ex.Brief())
+	}
+}
+
+// unanswered is the first of exs that brought no whole answer, or nil.
+func unanswered(exs []*wire.Exchange) *wire.Exchange {
+	for _, ex := range exs {
+		if ex != nil && !engine.Whole(ex) {
+			return ex
+		}
+	}
+	return nil
+}
 
 // answerOf is a 200 check answer's JSON object, or nil.
 func answerOf(ex *wire.Exchange) (map[string]any, error) {

@@ -27,12 +27,14 @@ func spell(t *T, note string, raws ...string) []*wire.Exchange {
 }
 
 // notAnsweredFor fails every 2xx among exs: the spelling was answered for.
+// Where none is and one brought no whole answer, the rule is undecided.
 func notAnsweredFor(t *T, exs []*wire.Exchange, why string) {
 	for _, ex := range exs {
 		if ex.Status >= 200 && ex.Status < 300 {
 			t.Fail(ex, "%s answered %s: %s", ex.RequestLine(), ex.Brief(), why)
 		}
 	}
+	undecidedBy(t, unanswered(exs))
 }
 
 // encodeOne percent-encodes the first octet of id's name that is not the
@@ -88,6 +90,7 @@ var section5_3_1 = []*Rule{
 					t.Warn(ex, "%s answered %s: a path with other than two segments matches no route, and §5.3.1 calls 404 the right answer (inferred: no bold keyword)", ex.RequestLine(), ex.Brief())
 				}
 			}
+			undecidedBy(t, unanswered(exs))
 		},
 	},
 	{
@@ -107,11 +110,13 @@ var section5_3_1 = []*Rule{
 			for _, route := range bothRoutes {
 				reqs = append(reqs, get(route, "zz_postern_conformance/agent", "", "outside §1.5's grammar, with no token"))
 			}
-			for _, ex := range t.SideBySide(len(reqs), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange { return s.Do(ctx, reqs[i]) }) {
+			tokenless := t.SideBySide(len(reqs), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange { return s.Do(ctx, reqs[i]) })
+			for _, ex := range tokenless {
 				if ex.Answered() && !ex.Is(http.StatusBadRequest, "bad_request") {
 					t.Fail(ex, "%s with no token answered %s, where the buyer's token gets 400: the 400 for an identifier outside §1.5's grammar is computed from the request string alone (§5.3.1), and answering a dead token otherwise tells it from a live one (§5.5)", ex.RequestLine(), ex.Brief())
 				}
 			}
+			undecidedBy(t, unanswered(append(exs, tokenless...)))
 		},
 	},
 	{
@@ -136,6 +141,7 @@ var section5_3_1 = []*Rule{
 					t.Fail(a, "%s answered otherwise than %s (%s): §5.3.1 forbids a 400 that varies with whether a corrected form of the identifier exists", a.RequestLine(), rawPathOf(b), d)
 				}
 			}
+			undecidedBy(t, unanswered(exs))
 		},
 	},
 	{

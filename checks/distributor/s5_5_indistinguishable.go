@@ -83,13 +83,17 @@ var refusals = &engine.Fact[*Env, refusalSet]{Name: "the refusals §5.5 compares
 }}
 
 // want404 fails every answer among asks (on both endpoints, or the one
-// given) that is not 404 not_found.
+// given) that is not 404 not_found. Where nothing fails and an ask brought
+// no whole answer, the rule is undecided.
 func want404(t *T, set refusalSet, routes []string, asks []string, why string) {
+	var gap *wire.Exchange
 	for _, route := range routes {
 		for _, a := range asks {
 			ex := set.side(route)[a]
 			switch {
-			case ex == nil, !ex.Answered():
+			case ex == nil:
+			case !engine.Whole(ex):
+				gap = ex
 			case ex.Status == http.StatusForbidden:
 				t.Fail(ex, "%s (%s) answered 403: §5.5 forbids it, since a 403 confirms the agent exists; %s", ex.RequestLine(), a, why)
 			case !ex.Is(http.StatusNotFound, "not_found"):
@@ -97,15 +101,23 @@ func want404(t *T, set refusalSet, routes []string, asks []string, why string) {
 			}
 		}
 	}
+	undecidedBy(t, gap)
 }
 
 // indistinct fails every 404 among asks that can be told apart from the
 // reference 404 (a valid token, an agent nobody has) on its endpoint.
 func indistinct(t *T, set refusalSet, asks []string, what string) {
+	var gap *wire.Exchange
 	for _, route := range []string{protocol.EntitlementsRoute, protocol.BundlesRoute} {
 		ref := set.side(route)[askMissing]
+		if !engine.Whole(ref) {
+			gap = ref
+		}
 		if !ref.Is(http.StatusNotFound, "not_found") {
 			continue
+		}
+		if !engine.Whole(set.again[route]) {
+			gap = set.again[route]
 		}
 		bodies := !varies(ref, set.again[route])
 		if !bodies {
@@ -113,6 +125,9 @@ func indistinct(t *T, set refusalSet, asks []string, what string) {
 		}
 		for _, a := range asks {
 			ex := set.side(route)[a]
+			if ex != nil && !engine.Whole(ex) {
+				gap = ex
+			}
 			if ex == nil || !ex.Is(http.StatusNotFound, "not_found") {
 				continue
 			}
@@ -121,6 +136,7 @@ func indistinct(t *T, set refusalSet, asks []string, what string) {
 			}
 		}
 	}
+	undecidedBy(t, gap)
 }
 
 var bothRoutes = []string{protocol.EntitlementsRoute, protocol.BundlesRoute}

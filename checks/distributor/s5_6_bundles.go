@@ -2,29 +2,42 @@ package distributor
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
-// okBundle is the buyer's bundle where it came 200 with a readable
-// archive; otherwise the rule is skipped (5.6/bundle-media-type judges a
-// bundle that did not come, 6/plugin-json-root one that cannot be read).
+// okBundle is the buyer's bundle where it came 200, whole (and, with
+// archive, with a readable manifest); otherwise the rule is skipped:
+// undecided where no whole answer came or the archive is larger than the
+// checker reads, not applicable where another rule judges what came
+// (5.6/bundle-media-type a bundle that is not 200, 6/plugin-json-root one
+// that cannot be read).
 func okBundle(t *T, archive bool) bundleOf {
 	b := buyerBundle.Of(t)
-	if b.ex.Status != http.StatusOK {
+	switch {
+	case !engine.Whole(b.ex):
+		t.Undecided("the buyer's bundle of --agent brought no whole answer (%s): nothing to judge", b.ex.Brief())
+	case b.ex.Status != http.StatusOK:
 		t.NotApplicable("the buyer's bundle of --agent answered %s, not 200 (5.6/bundle-media-type judges that)", b.ex.Brief())
-	}
-	if archive && b.manifest == nil {
+	case archive && b.ex.Truncated:
+		t.Undecided("%s, so its manifest cannot be read", b.why)
+	case archive && b.manifest == nil:
 		t.NotApplicable("the bundle's manifest cannot be read: %s (6/plugin-json-root judges that)", b.why)
 	}
 	return b
+}
+
+// reprDigest is the bundle's Repr-Digest, its field lines joined as RFC
+// 9110 §5.3 combines them.
+func reprDigest(ex *wire.Exchange) string {
+	return strings.Join(ex.Header.Values("Repr-Digest"), ", ")
 }
 
 // withdrawnBundle is the buyer's bundle of --withdrawn-agent, where the
@@ -51,8 +64,14 @@ var section5_6 = []*Rule{
 		Title:    "the entitled buyer's bundle answers 200 application/zip",
 		Requires: deps(buyerBundle),
 		Probe: func(t *T) {
-			ex := buyerBundle.Of(t).ex
+			b := buyerBundle.Of(t)
+			ex := b.ex
 			switch {
+			case len(b.resets) > 0:
+				t.Fail(ex, "the bundle of --agent, which the buyer is entitled to, was closed or reset before a whole answer twice in a row, while the check of --agent asked right after was answered %s: §5.6 serves the bundle 200",
+					b.resets[2].Brief())
+			case !engine.Whole(ex):
+				t.Undecided("the bundle of --agent brought no whole answer (%s): whether it is served is not decided", ex.Brief())
 			case ex.Status != http.StatusOK:
 				t.Fail(ex, "the bundle of --agent, which the buyer is entitled to, answered %s: §5.6 serves it 200", ex.Brief())
 			case ex.MediaType() != "application/zip":
@@ -62,11 +81,11 @@ var section5_6 = []*Rule{
 	},
 	{
 		ID: "5.6/repr-digest", Section: "5.6", Level: 1, Keyword: Should,
-		Title:    "the bundle carries Repr-Digest: a structured field whose sha-256 is the body's",
+		Title:    "the bundle carries Repr-Digest, with a sha-256 or sha-512 member",
 		Requires: deps(buyerBundle),
 		Probe: func(t *T) {
 			b := okBundle(t, false)
-			v := b.ex.Header.Get("Repr-Digest")
+			v := reprDigest(b.ex)
 			if v == "" {
 				if d := b.ex.Header.Get("Digest"); d != "" {
 					t.Fail(b.ex, "the bundle carries RFC 3230's Digest (%q), which RFC 9530 obsoletes, and no Repr-Digest (§5.6)", d)
@@ -75,19 +94,47 @@ var section5_6 = []*Rule{
 				t.Fail(b.ex, "the bundle carries no Repr-Digest (§5.6 asks for one, so a client can verify what it keeps)")
 				return
 			}
+			members, ok := protocol.ParseReprDigest(v)
+			if !ok {
+				t.NotApplicable("Repr-Digest %q is not a structured field (5.6/repr-digest-matches judges that)", v)
+			}
+			if members["sha-256"] == nil && members["sha-512"] == nil {
+				t.Fail(b.ex, "Repr-Digest %q has neither sha-256 (§5.6's own example) nor sha-512, the algorithms RFC 9530 registers as active: a client has no digest it can rely on", v)
+			}
+		},
+	},
+	{
+		ID: "5.6/repr-digest-matches", Section: "5.6", Level: 1, Keyword: Must, Binding: Contract, Chain: "§5.6",
+		Title:    "a Repr-Digest the bundle carries is a structured field, and its digests are those of the body",
+		Requires: deps(buyerBundle),
+		Probe: func(t *T) {
+			b := okBundle(t, false)
+			v := reprDigest(b.ex)
+			if v == "" {
+				t.NotApplicable("the bundle carries no Repr-Digest (5.6/repr-digest judges that)")
+			}
+			members, ok := protocol.ParseReprDigest(v)
+			if !ok {
+				t.Fail(b.ex, "Repr-Digest %q is not a structured-field dictionary of byte sequences (sha-256=:base64:): §5.6 names RFC 9530's field, whose colons are syntax", v)
+				return
+			}
 			if b.ex.Truncated {
 				t.Undecided("the bundle is larger than the checker reads, so its digest cannot be computed")
 			}
-			sum, found, ok := protocol.ParseReprDigest(v)
-			want := sha256.Sum256(b.ex.Body)
-			switch {
-			case !ok:
-				t.Fail(b.ex, "Repr-Digest %q is not a structured-field dictionary of byte sequences (sha-256=:base64:) (§5.6, RFC 9530)", v)
-			case !found:
-				t.Fail(b.ex, "Repr-Digest %q has no sha-256 member (§5.6)", v)
-			case !bytes.Equal(sum, want[:]):
-				t.Fail(b.ex, "Repr-Digest's sha-256 is %s, but the body's is %s: the digest is not of this bundle (§5.6)",
-					base64.StdEncoding.EncodeToString(sum), base64.StdEncoding.EncodeToString(want[:]))
+			judged := 0
+			for _, alg := range []string{"sha-256", "sha-512"} {
+				sum, want := members[alg], protocol.DigestOf(alg, b.ex.Body)
+				if sum == nil {
+					continue
+				}
+				judged++
+				if !bytes.Equal(sum, want) {
+					t.Fail(b.ex, "Repr-Digest's %s is %s, but the body's is %s: §5.6 names RFC 9530's field, which is the digest of the representation, and this is not the digest of this bundle",
+						alg, base64.StdEncoding.EncodeToString(sum), base64.StdEncoding.EncodeToString(want))
+				}
+			}
+			if judged == 0 {
+				t.NotApplicable("Repr-Digest %q carries no sha-256 or sha-512 member, the only ones the checker computes (5.6/repr-digest judges that)", v)
 			}
 		},
 	},
@@ -97,7 +144,10 @@ var section5_6 = []*Rule{
 		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(withdrawnBundle),
 		Probe: func(t *T) {
 			ex := withdrawnBundle.Of(t)
-			if ex.Answered() && !ex.Is(http.StatusGone, "withdrawn") {
+			if !engine.Whole(ex) {
+				t.Undecided("the bundle of --withdrawn-agent brought no whole answer (%s)", ex.Brief())
+			}
+			if !ex.Is(http.StatusGone, "withdrawn") {
 				t.Fail(ex, "the bundle of --withdrawn-agent answered %s: §5.6 answers a buyer who was entitled, for an agent since withdrawn, 410 withdrawn", ex.Brief())
 			}
 		},
@@ -109,7 +159,7 @@ var section5_6 = []*Rule{
 		Probe: func(t *T) {
 			ex := withdrawnBundle.Of(t)
 			if !ex.Is(http.StatusGone, "withdrawn") {
-				t.NotApplicable("the bundle of --withdrawn-agent answered %s (5.6/withdrawn-410 judges that)", ex.Brief())
+				t.SkipFor(ex, "the bundle of --withdrawn-agent answered %s (5.6/withdrawn-410 judges that)", ex.Brief())
 			}
 			d, _ := ex.ErrorDetail().(map[string]any)
 			s, _ := d["access_ends_at"].(string)
@@ -123,8 +173,13 @@ var section5_6 = []*Rule{
 		Title: "where the check and the 410 both give access_ends_at, they give the same instant",
 		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(withdrawnBundle, roleChecks),
 		Probe: func(t *T) {
-			ex := withdrawnBundle.Of(t)
-			chk, _ := answerOf(roleChecks.Of(t)[t.Env.Withdrawn])
+			ex, chkEx := withdrawnBundle.Of(t), roleChecks.Of(t)[t.Env.Withdrawn]
+			for _, e := range []*wire.Exchange{ex, chkEx} {
+				if !engine.Whole(e) {
+					t.Undecided("%s brought no whole answer (%s): the dates cannot be compared", e.Note, e.Brief())
+				}
+			}
+			chk, _ := answerOf(chkEx)
 			d, _ := ex.ErrorDetail().(map[string]any)
 			gone, ok1 := protocol.ParseStamp(str(d["access_ends_at"]))
 			said, ok2 := protocol.ParseStamp(str(chk["access_ends_at"]))
@@ -146,6 +201,9 @@ var section6 = []*Rule{
 		Requires: deps(buyerBundle),
 		Probe: func(t *T) {
 			b := okBundle(t, false)
+			if b.ex.Truncated {
+				t.Undecided("%s, so it cannot be read", b.why)
+			}
 			if b.manifest == nil {
 				t.Fail(b.ex, "the bundle is not a valid Agent Plugins plugin: %s (§6)", b.why)
 			}

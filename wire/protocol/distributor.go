@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"crypto/sha256"
+	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
 	"regexp"
@@ -202,27 +203,39 @@ func ReprDigest(body []byte) string {
 
 // ParseReprDigest reads a Repr-Digest value as an RFC 8941 dictionary of
 // byte sequences, strictly enough to tell a well-formed field from the RFC
-// 3230 form it replaced, and returns its sha-256 member. ok is false for a
-// value that is not such a dictionary; found is false where it is one
-// without sha-256.
-func ParseReprDigest(v string) (sum []byte, found, ok bool) {
+// 3230 form it replaced, and returns its members by algorithm. ok is false
+// for a value that is not such a dictionary.
+func ParseReprDigest(v string) (members map[string][]byte, ok bool) {
+	members = map[string][]byte{}
 	for _, member := range strings.Split(v, ",") {
 		key, val, has := strings.Cut(strings.TrimSpace(member), "=")
 		if i := strings.IndexByte(val, ';'); i >= 0 { // parameters follow the item
 			val = val[:i]
 		}
 		if !has || key == "" || key != strings.ToLower(key) || len(val) < 2 || val[0] != ':' || val[len(val)-1] != ':' {
-			return nil, false, false
+			return nil, false
 		}
 		b, err := base64.StdEncoding.DecodeString(val[1 : len(val)-1])
 		if err != nil {
-			return nil, false, false
+			return nil, false
 		}
-		if key == "sha-256" {
-			sum, found = b, true
-		}
+		members[key] = b
 	}
-	return sum, found, true
+	return members, true
+}
+
+// DigestOf is body's digest under an algorithm RFC 9530 registers as
+// active (sha-256, sha-512), or nil for any other.
+func DigestOf(alg string, body []byte) []byte {
+	switch alg {
+	case "sha-256":
+		sum := sha256.Sum256(body)
+		return sum[:]
+	case "sha-512":
+		sum := sha512.Sum512(body)
+		return sum[:]
+	}
+	return nil
 }
 
 // PluginSchema is the $schema a bundle's root plugin.json carries (§6).

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -28,17 +29,20 @@ func TestAddress(t *testing.T) {
 
 func TestReprDigest(t *testing.T) {
 	v := ReprDigest([]byte("bundle"))
-	sum, found, ok := ParseReprDigest(v)
-	if !ok || !found || len(sum) != 32 {
-		t.Fatalf("ParseReprDigest(%q) = %x, %v, %v", v, sum, found, ok)
+	m, ok := ParseReprDigest(v)
+	if !ok || !bytes.Equal(m["sha-256"], DigestOf("sha-256", []byte("bundle"))) {
+		t.Fatalf("ParseReprDigest(%q) = %x, %v", v, m, ok)
 	}
 	for _, bad := range []string{"sha-256=abc", "SHA-256=:AAAA:", "sha-256=:!!:", "sha-256"} {
-		if _, _, ok := ParseReprDigest(bad); ok {
+		if _, ok := ParseReprDigest(bad); ok {
 			t.Errorf("ParseReprDigest(%q) is well-formed", bad)
 		}
 	}
-	if _, found, ok := ParseReprDigest("sha-512=:AAAA:;q=1"); !ok || found {
-		t.Errorf("a dictionary without sha-256: found %v, ok %v", found, ok)
+	if m, ok := ParseReprDigest("sha-512=:AAAA:;q=1, md5=:AAAA:"); !ok || m["sha-256"] != nil || len(m) != 2 {
+		t.Errorf("a dictionary without sha-256: %x, ok %v", m, ok)
+	}
+	if DigestOf("md5", nil) != nil || len(DigestOf("sha-512", nil)) != 64 {
+		t.Error("DigestOf computes only the active algorithms")
 	}
 }
 
