@@ -51,7 +51,7 @@ func spend(t *T, n int) {
 	if n > left {
 		spent := e.spent
 		e.mu.Unlock()
-		t.NeedsOption("needs --max-runs %d or more: deciding it starts the agent up to %d more time(s), and %d of the %d starts allowed were left",
+		t.NeedsOption("needs --max-runs %d or more: deciding it starts the agent up to %d more times, and %d of the %d starts allowed were left",
 			spent+n, n, left, limit)
 	}
 	e.spent += n

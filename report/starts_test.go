@@ -28,11 +28,11 @@ func TestAgentStartsInEveryWriter(t *testing.T) {
 	assert.NilError(t, markdown.Write(&md, r))
 	out := writeJSON(t, r)
 	for _, c := range []struct{ name, doc, want string }{
-		{"text", text.String(), "The agent was started 9 time(s) (--max-runs 20)."},
+		{"text", text.String(), "The agent was started 9 times (--max-runs 20)."},
 		{"JSON", string(out), `"agent_starts": 9`},
 		{"JSON options", string(out), `"max_runs": 20`},
 		{"JUnit", junit.String(), `<property name="agent_starts" value="9">`},
-		{"Markdown", md.String(), "The agent was started 9 time(s) (--max-runs 20)."},
+		{"Markdown", md.String(), "The agent was started 9 times (--max-runs 20)."},
 	} {
 		assert.Check(t, strings.Contains(c.doc, c.want), "%s lacks %q", c.name, c.want)
 	}

@@ -13,7 +13,7 @@ import (
 func TestMaxRunsFlag(t *testing.T) {
 	code, out := run(t, "demo", "--execute", "--max-runs", "3", "--no-color")
 	assert.Equal(t, code, 0, out)
-	assert.Assert(t, strings.Contains(out, "The agent was started 3 time(s) (--max-runs 3)."), out)
+	assert.Assert(t, strings.Contains(out, "The agent was started 3 times (--max-runs 3)."), out)
 	assert.Assert(t, strings.Contains(out, "needs --max-runs "), out)
 
 	code, out = run(t, "demo", "--execute", "--max-runs", "0")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"os"
 	"slices"
 	"strings"
@@ -265,7 +266,7 @@ report can be seen with no setup. It is conformant at Level 3 as shipped;
 			}
 			err = runCheck(ctx, cmd, srv.URL)
 			if n := srv.Runner.Executions(); n > 0 || cmd.Bool("execute") {
-				fmt.Fprintf(os.Stderr, "demo: the agent was executed %d time(s)\n", n)
+				fmt.Fprintf(os.Stderr, "demo: the agent was executed %s\n", engine.Count(int(n), "time", "times"))
 			}
 			return err
 		},
