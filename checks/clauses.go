@@ -115,6 +115,7 @@ func implementedClauses(verb string) []Clause {
 func mediaTypeClauses(verb string) []Clause {
 	return []Clause{
 		{Name: "reads", What: verb + " reads a body not labelled application/json before refusing it", Mark: "still reading the body"},
+		{Name: "refused-otherwise", What: verb + " refuses a body not labelled application/json from the head, but otherwise than 400 bad_request", Mark: "was waited on; §2.3 requires 400 bad_request"},
 		{Name: "accepted-from-head", What: "past a size cap that refuses the control, " + verb + " accepts a body not labelled application/json from the head", Mark: "its body never sent"},
 		{Name: "under-cap", What: "past a size cap, " + verb + " answers a body not labelled application/json otherwise than 400 under it", Mark: "bytes announced, answered"},
 	}
