@@ -82,7 +82,7 @@ func atLevel(verb string, need int) *Rule {
 			}
 			switch {
 			case !ex.Answered():
-				t.Fail(ex, "POST %s got no answer", verb)
+				t.Fail(ex, "POST %s got no answer (%v): a Level %d runner that answers nothing to a body nobody could run has not implemented %s (§3)", verb, ex.Err, t.Env.Level, verb)
 			case ex.Status == http.StatusNotImplemented || ex.Status == http.StatusNotFound:
 				t.Fail(ex, "a Level %d runner answered POST %s with %s, as if it did not implement it (§3)", t.Env.Level, verb, ex.Brief())
 			case ex.Status >= 200 && ex.Status < 300:
