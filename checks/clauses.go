@@ -21,6 +21,14 @@ type Clause struct {
 // clauses lists the clauses of the rules that check several things, by
 // rule ID.
 var clauses = map[string][]Clause{
+	"3/run-implemented":     implementedClauses("run"),
+	"3/stream-implemented":  implementedClauses("stream"),
+	"2.3/media-type-run":    mediaTypeClauses("run"),
+	"2.3/media-type-stream": mediaTypeClauses("stream"),
+	"2.3/media-type-params": {
+		{Name: "refused", What: "the charset form is refused from the head while the control is waited on", Mark: "from the head alone"},
+		{Name: "under-cap", What: "past a size cap, the charset form is refused under it while the control is waited on there", Mark: "bytes announced, was answered"},
+	},
 	"2.1/wrong-method": {
 		{Name: "envelope", What: "a wrong method is refused without the error envelope", Mark: "without the error envelope"},
 		{Name: "accepted", What: "a wrong method is answered as if it were the right one", Mark: "a method the path does not take is refused", Warns: true},
@@ -90,4 +98,25 @@ func Breach(id, clause string) Outcome {
 		}
 	}
 	return r.Strength()
+}
+
+// implementedClauses are the clauses of 3/<verb>-implemented: the ways a
+// runner fails to complete a refusal of a body nobody could run.
+func implementedClauses(verb string) []Clause {
+	return []Clause{
+		{Name: "unimplemented", What: verb + " is answered 501 or 404", Mark: "as if it did not implement it"},
+		{Name: "accepted", What: verb + " answers 2xx to a body that is not JSON", Mark: "to a body that is not JSON"},
+		{Name: "no-answer", What: verb + " answers nothing to a body that is not JSON", Mark: "got no answer"},
+		{Name: "unfinished", What: verb + " refuses a body that is not JSON, in an answer that never ends", Mark: "never finished the answer"},
+	}
+}
+
+// mediaTypeClauses are the clauses of 2.3/media-type-<verb>.
+func mediaTypeClauses(verb string) []Clause {
+	return []Clause{
+		{Name: "reads", What: verb + " reads a body not labelled application/json before refusing it", Mark: "still reading the body"},
+		{Name: "refused-otherwise", What: verb + " refuses a body not labelled application/json from the head, but otherwise than 400 bad_request", Mark: "was waited on; §2.3 requires 400 bad_request"},
+		{Name: "accepted-from-head", What: "past a size cap that refuses the control, " + verb + " accepts a body not labelled application/json from the head", Mark: "its body never sent"},
+		{Name: "under-cap", What: "past a size cap, " + verb + " answers a body not labelled application/json otherwise than 400 under it", Mark: "bytes announced, answered"},
+	}
 }

@@ -82,9 +82,9 @@ func atLevel(verb string, need int) *Rule {
 			}
 			switch {
 			case !ex.Answered():
-				t.Fail(ex, "POST %s got no answer", verb)
+				t.Fail(ex, "POST %s got no answer (%v): a Level %d runner that answers nothing to a body nobody could run has not implemented %s (§3)", verb, ex.Err, t.Env.Level, verb)
 			case ex.Status == http.StatusNotImplemented || ex.Status == http.StatusNotFound:
-				t.Fail(ex, "a Level %d runner answered POST %s with %s", t.Env.Level, verb, ex.Brief())
+				t.Fail(ex, "a Level %d runner answered POST %s with %s, as if it did not implement it (§3)", t.Env.Level, verb, ex.Brief())
 			case ex.Status >= 200 && ex.Status < 300:
 				t.Fail(ex, "a Level %d runner answered POST %s with %s to a body that is not JSON: implementing %s (§3) means refusing it 400 bad_request (§4.2), and nothing could run on it", t.Env.Level, verb, ex.Brief(), verb)
 			case !engine.Whole(ex):
