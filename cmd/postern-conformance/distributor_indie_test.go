@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -132,12 +131,7 @@ func indieCases() []indieCase {
 // a CI run without it cannot look green.
 func indieScript(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("python3 is not installed (apt-get install python3)")
-		}
-		t.Skip("python3 is not installed")
-	}
+	needTool(t, "python3", "python3")
 	t.Parallel()
 	script, err := filepath.Abs("testdata/pydistributor.py")
 	if err != nil {

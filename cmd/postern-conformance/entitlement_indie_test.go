@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -23,18 +21,6 @@ func indieLaunch(env string) string {
 		`ENTRUNNER_STATE="$POSTERN_CONFORMANCE_STATE" ` + env + ` python3 testdata/entrunner.py --port 0`
 }
 
-// needPython3 skips without python3, or fails under CI=true, where a
-// missing interpreter would make the walks below look green.
-func needPython3(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("python3 is not installed; CI=true, so this is a failure, not a skip")
-		}
-		t.Skip("python3 is not installed")
-	}
-}
-
 // TestEntitlementWalkOfAnIndependentRunner walks entrunner.py through §5
 // in real time, at the default window and grace: clean as shipped, clean
 // in its cautious posture (it refuses within grace, which §5.7.1 allows,
@@ -42,7 +28,7 @@ func needPython3(t *testing.T) {
 // mistake caught by the rules it breaks and no other. The walks run side
 // by side; a mistake's walk takes only the steps its rules need.
 func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
-	needPython3(t)
+	needTool(t, "python3", "python3")
 	t.Parallel()
 	const inbound = "indie-inbound-7c1d"
 	// The walks that take 5.7.1/keeps-attempting declare 4 s of grace, not
