@@ -56,7 +56,7 @@ func Decide(declared int, records []engine.Record, excused map[string]bool) Verd
 		v.Text += fmt.Sprintf(" (%s as well.)", undecidedWords(v.Undecided))
 	}
 	if v.Baselined > 0 {
-		v.Text += fmt.Sprintf(" (%d known failure%s excused by the baseline.)", v.Baselined, s(v.Baselined))
+		v.Text += fmt.Sprintf(" (%s excused by the baseline.)", engine.Count(v.Baselined, "known failure", "known failures"))
 	}
 	return v
 }
@@ -72,13 +72,6 @@ func Scope(declared int) string {
 	return fmt.Sprintf("Declared level: %d", declared)
 }
 
-func undecidedWords(n int) string { return fmt.Sprintf("%d rule%s undecided", n, s(n)) }
+func undecidedWords(n int) string { return engine.Count(n, "rule", "rules") + " undecided" }
 
-func plural(n int) string { return fmt.Sprintf("%d MUST rule%s", n, s(n)) }
-
-func s(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
+func plural(n int) string { return engine.Count(n, "MUST rule", "MUST rules") }

@@ -187,11 +187,11 @@ func (f *Fleet) Exit(s Strictness) (code int, message string) {
 				some(ids), either(len(ids), "its line", "their lines"))
 		}
 		if s.Warn {
-			return code, fmt.Sprintf("no rule FAILs or WARNs on any of the %s", count(n, "runner", "runners"))
+			return code, fmt.Sprintf("no rule FAILs or WARNs on any of the %s", engine.Count(n, "runner", "runners"))
 		}
-		return code, fmt.Sprintf("no rule FAILs on any of the %s", count(n, "runner", "runners"))
+		return code, fmt.Sprintf("no rule FAILs on any of the %s", engine.Count(n, "runner", "runners"))
 	}
-	return code, fmt.Sprintf("of %s, %s", count(n, "runner", "runners"), strings.Join(parts, "; "))
+	return code, fmt.Sprintf("of %s, %s", engine.Count(n, "runner", "runners"), strings.Join(parts, "; "))
 }
 
 // fleetColumn caps a column of the closing table.
@@ -256,7 +256,7 @@ func (t *text) fleetTable(f *Fleet) {
 	}
 	pad := func(s string, n int) string { return s + strings.Repeat(" ", n-utf8.RuneCountInString(s)) }
 	t.line("", "")
-	t.line("", t.p.bold.Sprintf("=== the fleet: %s ===", count(len(f.Runners), "runner", "runners")))
+	t.line("", t.p.bold.Sprintf("=== the fleet: %s ===", engine.Count(len(f.Runners), "runner", "runners")))
 	for i, r := range rows {
 		verdict := r.verdict
 		switch {

@@ -298,13 +298,13 @@ func (r *Report) Exit(s Strictness) (code int, message string) {
 	}
 	switch {
 	case len(fails) > 0:
-		return ExitBroken, fmt.Sprintf("%s not excused by a baseline: %s", count(len(fails), "rule FAILs", "rules FAIL"), some(fails))
+		return ExitBroken, fmt.Sprintf("%s not excused by a baseline: %s", engine.Count(len(fails), "rule FAILs", "rules FAIL"), some(fails))
 	case len(errs) > 0:
-		return ExitCannotCheck, fmt.Sprintf("%s could not be evaluated (the checker failed; see ERROR in the report): %s", count(len(errs), "rule", "rules"), some(errs))
+		return ExitCannotCheck, fmt.Sprintf("%s could not be evaluated (the checker failed; see ERROR in the report): %s", engine.Count(len(errs), "rule", "rules"), some(errs))
 	case !r.Verdict.Determined():
 		return ExitCannotCheck, r.Verdict.Text
 	case s.Warn && len(warns) > 0:
-		return ExitBroken, fmt.Sprintf("%s, and a WARN fails a strict run: %s", count(len(warns), "rule WARNs", "rules WARN"), some(warns))
+		return ExitBroken, fmt.Sprintf("%s, and a WARN fails a strict run: %s", engine.Count(len(warns), "rule WARNs", "rules WARN"), some(warns))
 	case s.Baseline && len(r.Stale) > 0:
 		stale := make([]string, len(r.Stale))
 		for i, st := range r.Stale {
@@ -314,14 +314,9 @@ func (r *Report) Exit(s Strictness) (code int, message string) {
 			some(stale), either(len(stale), "fails", "fail"), either(len(stale), "its line", "their lines"))
 	}
 	if c := r.Counts(); c.Baselined > 0 {
-		return ExitOK, fmt.Sprintf("no rule FAILs but the %s the baseline excuses", count(c.Baselined, "known failure", "known failures"))
+		return ExitOK, fmt.Sprintf("no rule FAILs but the %s the baseline excuses", engine.Count(c.Baselined, "known failure", "known failures"))
 	}
 	return ExitOK, "no rule FAILs"
-}
-
-// count is "1 rule" or "3 rules".
-func count(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, either(n, one, many))
 }
 
 func either(n int, one, many string) string {

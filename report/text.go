@@ -385,7 +385,7 @@ func (t *text) footer(r *Report) {
 // startsLine says how many times an --execute check started the agent,
 // against its budget.
 func startsLine(r *Report) string {
-	return fmt.Sprintf("The agent was started %s (--max-runs %d).", count(*r.AgentStarts, "time", "times"), r.Options.MaxRuns)
+	return fmt.Sprintf("The agent was started %s (--max-runs %d).", engine.Count(*r.AgentStarts, "time", "times"), r.Options.MaxRuns)
 }
 
 // StartsLine is startsLine for the other writers: "" where the check did
