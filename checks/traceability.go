@@ -1,3 +1,9 @@
+// Package checks is the catalogue above the modes: the traceability matrix
+// of SPEC.md §1–§8 (traceability.tsv), one obligation a row, mapped to the
+// rules of whichever mode checks it (checks/runner, checks/entitlement,
+// checks/distributor) or to the reason none can, and the coverage counted
+// from it. Nothing else lives here: each mode is a sibling package below,
+// and no mode imports another.
 package checks
 
 import (
@@ -6,6 +12,7 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,7 +52,7 @@ type TraceRow struct {
 	// rule checks); Chain names the chain where Binding is Chain, and the
 	// section ("§4.3") where it is Contract; Why, for an Inferred row, names
 	// the sentence that supports the other reading.
-	Binding Binding
+	Binding engine.Binding
 	Chain   string
 	Why     string
 }
@@ -76,8 +83,8 @@ var TraceReasons = []string{
 var TraceSubjects = []string{"runner", "client", "distributor", "bundle", "any"}
 
 var traceKeywords = map[string]bool{
-	string(Must): true, string(MustNot): true, string(Required): true,
-	string(Should): true, string(ShouldNot): true,
+	string(engine.Must): true, string(engine.MustNot): true, string(engine.Required): true,
+	string(engine.Should): true, string(engine.ShouldNot): true,
 }
 
 const traceHeader = "id\tsection\tkeyword\tsubject\tobligation\tchecks\treason\tbinding"
@@ -150,7 +157,7 @@ func parseTrace(data []byte) ([]TraceRow, error) {
 			return nil, fmt.Errorf("traceability.tsv: line %d: %s: %v", n, r.ID, err)
 		}
 		r.Binding = b
-		if b == Inferred {
+		if b == engine.Inferred {
 			r.Why = words
 		} else {
 			r.Chain = words
@@ -162,24 +169,24 @@ func parseTrace(data []byte) ([]TraceRow, error) {
 
 // parseBinding reads the binding column: the binding and the words after
 // its colon (a chain, a contract's section, an inferred row's reason).
-func parseBinding(s string) (Binding, string, error) {
-	if s == "" || s == string(Direct) {
-		return Binding(s), "", nil
+func parseBinding(s string) (engine.Binding, string, error) {
+	if s == "" || s == string(engine.Direct) {
+		return engine.Binding(s), "", nil
 	}
 	word, rest, _ := strings.Cut(s, ":")
 	rest = strings.TrimSpace(rest)
-	switch b := Binding(word); b {
-	case Chain:
+	switch b := engine.Binding(word); b {
+	case engine.Chain:
 		if rest != "" {
 			return b, rest, nil
 		}
 		return "", "", fmt.Errorf("binding %q names no chain", s)
-	case Contract:
+	case engine.Contract:
 		if engine.ContractSection(rest) {
 			return b, rest, nil
 		}
 		return "", "", fmt.Errorf("binding %q names no section (\"contract: §4.3\")", s)
-	case Inferred:
+	case engine.Inferred:
 		if rest != "" {
 			return b, rest, nil
 		}
@@ -189,7 +196,7 @@ func parseBinding(s string) (Binding, string, error) {
 }
 
 // Bindings are the bindings a checked row may carry, in order of strength.
-var Bindings = []Binding{Direct, Chain, Contract, Inferred}
+var Bindings = []engine.Binding{engine.Direct, engine.Chain, engine.Contract, engine.Inferred}
 
 // Coverage summarises the matrix. Each [2]int is {rows, checked}.
 type Coverage struct {
@@ -202,7 +209,7 @@ type Coverage struct {
 	// ByBinding counts the checked rows by binding: those a rule may fail
 	// a runner on (direct, chain, contract) and those it only warns on
 	// (inferred).
-	ByBinding map[Binding]int
+	ByBinding map[engine.Binding]int
 
 	// The rows on a runner: all of them, and those some rule checks.
 	RunnerRows, RunnerChecked int
@@ -219,7 +226,7 @@ func TraceCoverage(rows []TraceRow) Coverage {
 		ByReason:  map[string]int{},
 		ByKeyword: map[string][2]int{},
 		BySubject: map[string][2]int{},
-		ByBinding: map[Binding]int{},
+		ByBinding: map[engine.Binding]int{},
 	}
 	for _, r := range rows {
 		c.Rows++
@@ -264,7 +271,7 @@ func needsExecute(r TraceRow) bool {
 		if !ok {
 			continue
 		}
-		if !slices.Contains(rule.Needs, NeedExecute.Name) {
+		if !slices.Contains(rule.Needs, runner.NeedExecute.Name) {
 			return false
 		}
 	}
@@ -276,18 +283,18 @@ func needsExecute(r TraceRow) bool {
 // (checks/entitlement) or the distributor check's (checks/distributor).
 type Traced struct {
 	ID, Title, Mode string
-	Keyword         Keyword
-	Binding         Binding
+	Keyword         engine.Keyword
+	Binding         engine.Binding
 	// Chain is the rule's Chain: its chain, or its contract's section.
 	Chain    string
-	Strength Outcome
+	Strength engine.Outcome
 	Needs    []string
 }
 
 // TracedRules is every rule of every mode.
 func TracedRules() []Traced {
 	var out []Traced
-	for _, r := range All() {
+	for _, r := range runner.All() {
 		out = append(out, Traced{r.ID, r.Title, "check", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
 	}
 	for _, r := range entitlement.All() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -122,19 +123,19 @@ func TestTraceCoverageCounts(t *testing.T) {
 
 func TestTraceCoverageSmall(t *testing.T) {
 	c := TraceCoverage([]TraceRow{
-		{ID: "T2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"2/http-1.1"}, Binding: Direct},
+		{ID: "T2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"2/http-1.1"}, Binding: engine.Direct},
 		{ID: "T2-02", Keyword: "SHOULD", Subject: "runner", Reason: "harness: needs a launch"},
 		{ID: "T2-03", Keyword: "MUST", Subject: "client", Reason: "client"},
-		{ID: "T4.2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.2/run-id-unique"}, Binding: Chain, Chain: "x"},
-		{ID: "T4.3-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.3/media-type"}, Binding: Inferred},
-		{ID: "T4.3-02", Keyword: "MUST", Subject: "runner", Checks: []string{"4.3/media-type"}, Binding: Contract, Chain: "§4.3"},
+		{ID: "T4.2-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.2/run-id-unique"}, Binding: engine.Chain, Chain: "x"},
+		{ID: "T4.3-01", Keyword: "MUST", Subject: "runner", Checks: []string{"4.3/media-type"}, Binding: engine.Inferred},
+		{ID: "T4.3-02", Keyword: "MUST", Subject: "runner", Checks: []string{"4.3/media-type"}, Binding: engine.Contract, Chain: "§4.3"},
 	})
 	assert.Equal(t, c.Rows, 6)
 	assert.Equal(t, c.Checked, 4)
 	assert.DeepEqual(t, c.ByReason, map[string]int{"harness": 1, "client": 1})
 	assert.Equal(t, c.ByKeyword["MUST"], [2]int{5, 4})
 	assert.Equal(t, c.BySubject["runner"], [2]int{5, 4})
-	assert.DeepEqual(t, c.ByBinding, map[Binding]int{Direct: 1, Chain: 1, Contract: 1, Inferred: 1})
+	assert.DeepEqual(t, c.ByBinding, map[engine.Binding]int{engine.Direct: 1, engine.Chain: 1, engine.Contract: 1, engine.Inferred: 1})
 	assert.Equal(t, c.RunnerRows, 5)
 	assert.Equal(t, c.RunnerChecked, 4)
 	assert.Equal(t, c.Default, 1)
@@ -151,11 +152,11 @@ func TestTraceRowsBound(t *testing.T) {
 			t.Errorf("%s is checked by %v but records no binding", r.ID, r.Checks)
 		case len(r.Checks) == 0 && r.Binding != "":
 			t.Errorf("%s is checked by no rule yet records the binding %s", r.ID, r.Binding)
-		case r.Binding == Chain && r.Chain == "":
+		case r.Binding == engine.Chain && r.Chain == "":
 			t.Errorf("%s is bound by a chain it does not name", r.ID)
-		case r.Binding == Contract && !strings.HasPrefix(r.Chain, "§"):
+		case r.Binding == engine.Contract && !strings.HasPrefix(r.Chain, "§"):
 			t.Errorf("%s is bound by the contract of a section it does not name", r.ID)
-		case r.Binding == Inferred && r.Why == "":
+		case r.Binding == engine.Inferred && r.Why == "":
 			t.Errorf("%s is inferred and names no sentence supporting the other reading", r.ID)
 		}
 	}
@@ -175,21 +176,21 @@ func TestRuleBindingAgreesWithRows(t *testing.T) {
 		}
 	}
 	for _, rule := range TracedRules() {
-		got := map[Binding][]string{}
+		got := map[engine.Binding][]string{}
 		for _, r := range rows[rule.ID] {
 			got[r.Binding] = append(got[r.Binding], r.ID)
 		}
 		switch b := rule.Binding; b {
-		case Inferred:
-			assert.Check(t, len(got[Direct])+len(got[Chain])+len(got[Contract]) == 0,
-				"%s is inferred, yet checks rows a keyword or the wire contract binds: %v %v %v", rule.ID, got[Direct], got[Chain], got[Contract])
-		case Contract:
+		case engine.Inferred:
+			assert.Check(t, len(got[engine.Direct])+len(got[engine.Chain])+len(got[engine.Contract]) == 0,
+				"%s is inferred, yet checks rows a keyword or the wire contract binds: %v %v %v", rule.ID, got[engine.Direct], got[engine.Chain], got[engine.Contract])
+		case engine.Contract:
 			// The section the rule names is one its contract rows name.
 			named := false
 			for _, r := range rows[rule.ID] {
-				named = named || r.Binding == Contract && r.Chain == rule.Chain
+				named = named || r.Binding == engine.Contract && r.Chain == rule.Chain
 			}
-			assert.Check(t, named, "%s is bound by the contract of %s, yet none of its contract rows %v names it", rule.ID, rule.Chain, got[Contract])
+			assert.Check(t, named, "%s is bound by the contract of %s, yet none of its contract rows %v names it", rule.ID, rule.Chain, got[engine.Contract])
 		default:
 			assert.Check(t, len(got[b]) > 0, "%s is %s, yet checks no %s row (it checks %v)", rule.ID, b, b, got)
 		}
@@ -201,12 +202,12 @@ func TestRuleBindingAgreesWithRows(t *testing.T) {
 func TestContractRulesFail(t *testing.T) {
 	n := 0
 	for _, rule := range TracedRules() {
-		if rule.Binding != Contract {
+		if rule.Binding != engine.Contract {
 			continue
 		}
 		n++
 		assert.Check(t, rule.Keyword.Binds(), "%s: the wire contract binds only under a MUST-class keyword", rule.ID)
-		assert.Check(t, is.Equal(rule.Strength, Fail), rule.ID)
+		assert.Check(t, is.Equal(rule.Strength, engine.Fail), rule.ID)
 		assert.Check(t, !strings.Contains(rule.Title, "inferred"), "%s: a contract rule's title calls it inferred", rule.ID)
 	}
 	assert.Check(t, n > 0, "no rule is bound by the wire contract")
@@ -216,10 +217,10 @@ func TestContractRulesFail(t *testing.T) {
 // says it is inferred.
 func TestInferredRulesWarn(t *testing.T) {
 	for _, rule := range TracedRules() {
-		if rule.Binding != Inferred {
+		if rule.Binding != engine.Inferred {
 			continue
 		}
-		assert.Check(t, is.Equal(rule.Strength, Warn), rule.ID)
+		assert.Check(t, is.Equal(rule.Strength, engine.Warn), rule.ID)
 		if rule.Keyword.Binds() {
 			assert.Check(t, strings.Contains(rule.Title, "inferred"), "%s: a MUST-class rule that only warns says why in its title", rule.ID)
 		}
@@ -250,19 +251,19 @@ func TestParseTraceRejectsMalformed(t *testing.T) {
 	assert.Check(t, is.Len(rows, 1))
 	assert.Check(t, is.DeepEqual(rows[0].Checks, []string{"2/http-1.1"}))
 	assert.Check(t, is.Equal(rows[0].Reason, ""))
-	assert.Check(t, is.Equal(rows[0].Binding, Direct))
+	assert.Check(t, is.Equal(rows[0].Binding, engine.Direct))
 
 	rows, err = parseTrace([]byte(traceHeader + "\nT4.2-03\t4.2\tMUST\trunner\tnull is refused\t4.2/null-required\t\tchain: null is no value\n"))
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(rows[0].Binding, Chain))
+	assert.Check(t, is.Equal(rows[0].Binding, engine.Chain))
 	assert.Check(t, is.Equal(rows[0].Chain, "null is no value"))
 
 	rows, err = parseTrace([]byte(traceHeader + "\nT4.3-01\t4.3\tMUST\trunner\tstream is text/event-stream\t4.3/media-type\t\tcontract: §4.3\n" +
 		"T4.3-02\t4.3\tMUST\trunner\tsomething contestable\t4.3/media-type\t\tinferred: a sentence reads otherwise\n"))
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(rows[0].Binding, Contract))
+	assert.Check(t, is.Equal(rows[0].Binding, engine.Contract))
 	assert.Check(t, is.Equal(rows[0].Chain, "§4.3"))
-	assert.Check(t, is.Equal(rows[1].Binding, Inferred))
+	assert.Check(t, is.Equal(rows[1].Binding, engine.Inferred))
 	assert.Check(t, is.Equal(rows[1].Why, "a sentence reads otherwise"))
 	assert.Check(t, is.Equal(rows[1].Chain, ""))
 }

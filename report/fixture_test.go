@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/wire"
@@ -16,8 +16,8 @@ import (
 // a bidi override, and a line that imitates the report.
 const hostileBody = "{\"ok\":true}\x00\x1b[31mRED\x1b[0m\xff\xfe\n    PASS  forged line\u202e evil\n]]></failure>"
 
-func rule(id, section string, level int, kw checks.Keyword, title string, needs ...checks.Need) *checks.Rule {
-	return &checks.Rule{ID: id, Section: section, Level: level, Keyword: kw, Title: title, Needs: needs, Probe: func(*checks.T) {}}
+func rule(id, section string, level int, kw runner.Keyword, title string, needs ...runner.Need) *runner.Rule {
+	return &runner.Rule{ID: id, Section: section, Level: level, Keyword: kw, Title: title, Needs: needs, Probe: func(*runner.T) {}}
 }
 
 func hdr(kv ...string) http.Header {
@@ -63,34 +63,34 @@ func fixture() *report.Report {
 		Header:    hdr("Content-Type", "application/json"),
 		Body:      []byte(`{"run_id":"r-1"}`),
 	}
-	results := []checks.Result{
-		{Rule: rule("4.4/no-credentials", "4.4", 1, checks.Must, "status answers without credentials"),
-			Outcome: checks.Pass, Elapsed: 3 * time.Millisecond},
-		{Rule: rule("4.4/level", "4.4", 1, checks.Must, "status declares a level"),
-			Outcome: checks.Pass, Notes: []string{"Execute — describe, status, run"}, Elapsed: time.Millisecond},
-		{Rule: rule("2.3/media-type-run", "2.3", 2, checks.Must, "run refuses a text/plain body", checks.NeedStatus),
-			Outcome: checks.Fail, Elapsed: 15 * time.Millisecond,
-			Findings: []checks.Finding{
+	results := []runner.Result{
+		{Rule: rule("4.4/no-credentials", "4.4", 1, runner.Must, "status answers without credentials"),
+			Outcome: runner.Pass, Elapsed: 3 * time.Millisecond},
+		{Rule: rule("4.4/level", "4.4", 1, runner.Must, "status declares a level"),
+			Outcome: runner.Pass, Notes: []string{"Execute — describe, status, run"}, Elapsed: time.Millisecond},
+		{Rule: rule("2.3/media-type-run", "2.3", 2, runner.Must, "run refuses a text/plain body", runner.NeedStatus),
+			Outcome: runner.Fail, Elapsed: 15 * time.Millisecond,
+			Findings: []runner.Finding{
 				{Message: "run parsed a text/plain body and answered 200", Ex: hostile},
 				{Message: "the answer echoes the body: \x1b]0;pwned\x07"},
 				{Message: "and allowed every origin", Ex: hostile},
 			},
 			Exchanges: []*wire.Exchange{hostile}},
-		{Rule: rule("2.3/no-wildcard", "2.3", 1, checks.Should, "preflight from an unknown origin is refused"),
-			Outcome: checks.Warn, Elapsed: 2 * time.Second,
-			Findings:  []checks.Finding{{Message: "the preflight got no answer", Ex: silent}},
+		{Rule: rule("2.3/no-wildcard", "2.3", 1, runner.Should, "preflight from an unknown origin is refused"),
+			Outcome: runner.Warn, Elapsed: 2 * time.Second,
+			Findings:  []runner.Finding{{Message: "the preflight got no answer", Ex: silent}},
 			Exchanges: []*wire.Exchange{silent}},
-		{Rule: rule("4.2/missing-input", "4.2", 2, checks.Must, "run refuses a missing required input", checks.NeedExecute),
-			Outcome: checks.Skip, Kind: checks.NeedsOption, Reason: "needs --execute: deciding it means running the agent"},
-		{Rule: rule("4.6/order", "4.6", 2, checks.Must, "bad_request is decided before missing_credential"),
-			Outcome: checks.Error, Reason: "the checker failed evaluating this rule: boom\ngoroutine 1 [running]:\nmain.main()",
+		{Rule: rule("4.2/missing-input", "4.2", 2, runner.Must, "run refuses a missing required input", runner.NeedExecute),
+			Outcome: runner.Skip, Kind: runner.NeedsOption, Reason: "needs --execute: deciding it means running the agent"},
+		{Rule: rule("4.6/order", "4.6", 2, runner.Must, "bad_request is decided before missing_credential"),
+			Outcome: runner.Error, Reason: "the checker failed evaluating this rule: boom\ngoroutine 1 [running]:\nmain.main()",
 			Exchanges: []*wire.Exchange{revoked}, Elapsed: 4 * time.Millisecond},
-		{Rule: rule("5/revoked", "5", 2, checks.Must, "a revoked entitlement is refused"),
-			Outcome: checks.Fail, Elapsed: 5 * time.Millisecond,
-			Findings:  []checks.Finding{{Message: "a revoked entitlement was accepted (answered 200)", Ex: revoked}},
+		{Rule: rule("5/revoked", "5", 2, runner.Must, "a revoked entitlement is refused"),
+			Outcome: runner.Fail, Elapsed: 5 * time.Millisecond,
+			Findings:  []runner.Finding{{Message: "a revoked entitlement was accepted (answered 200)", Ex: revoked}},
 			Exchanges: []*wire.Exchange{revoked}},
-		{Rule: rule("2.3/vary", "2.3", 1, checks.Must, "a CORS answer varies on Origin"),
-			Outcome: checks.Pass, Elapsed: time.Millisecond},
+		{Rule: rule("2.3/vary", "2.3", 1, runner.Must, "a CORS answer varies on Origin"),
+			Outcome: runner.Pass, Elapsed: time.Millisecond},
 	}
 	baseline := map[string]bool{"5/revoked": true}
 	return &report.Report{

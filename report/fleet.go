@@ -11,9 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 )
 
@@ -46,7 +46,7 @@ type Runner struct {
 // returned them for the options o (Target aside), bl the baseline held
 // against every runner (nil for none). Each runner's Report is what
 // Assemble makes of its check alone.
-func AssembleFleet(results []fleet.Result, o checks.Options, bl *baseline.Baseline, run Run) *Fleet {
+func AssembleFleet(results []fleet.Result, o runner.Options, bl *baseline.Baseline, run Run) *Fleet {
 	f := &Fleet{ToolVersion: run.ToolVersion, Started: run.Started, Elapsed: run.Elapsed}
 	for _, res := range results {
 		rn := Runner{Target: res.Target}
@@ -62,8 +62,8 @@ func AssembleFleet(results []fleet.Result, o checks.Options, bl *baseline.Baseli
 		})
 		rn.Target = rn.Report.Target
 		if res.Env != nil {
-			if rn.Agent = checks.Str(res.Env.Describe.Obj, "agent", "id"); rn.Agent == "" {
-				rn.Agent = checks.Str(res.Env.Status.Obj, "agent", "id")
+			if rn.Agent = runner.Str(res.Env.Describe.Obj, "agent", "id"); rn.Agent == "" {
+				rn.Agent = runner.Str(res.Env.Status.Obj, "agent", "id")
 			}
 		}
 		f.Runners = append(f.Runners, rn)

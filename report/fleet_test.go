@@ -13,8 +13,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
@@ -185,20 +185,20 @@ func TestFleetExitIsTheWorstRunners(t *testing.T) {
 // One baseline serves the fleet: an entry is stale only once no runner
 // fails its rule, and a strict baseline is held to the fleet as a whole.
 func TestAFleetsBaselineIsStaleOnlyWhereNoRunnerNeedsIt(t *testing.T) {
-	r := rule("2.1/wrong-method", "2.1", 1, checks.Must, "a wrong method is refused")
+	r := rule("2.1/wrong-method", "2.1", 1, runner.Must, "a wrong method is refused")
 	bl := baseline.Of("2.1/wrong-method")
-	one := func(o checks.Outcome) report.Runner {
-		return report.Runner{Target: "http://x", Report: report.Assemble(nil, []checks.Result{{Rule: r, Outcome: o}}, checks.Options{}, bl, report.Run{})}
+	one := func(o runner.Outcome) report.Runner {
+		return report.Runner{Target: "http://x", Report: report.Assemble(nil, []runner.Result{{Rule: r, Outcome: o}}, runner.Options{}, bl, report.Run{})}
 	}
 	strict := report.Strictness{Baseline: true}
 
-	f := &report.Fleet{Runners: []report.Runner{one(checks.Fail), one(checks.Pass)}}
+	f := &report.Fleet{Runners: []report.Runner{one(runner.Fail), one(runner.Pass)}}
 	assert.Equal(t, len(f.Runners[1].Report.Stale), 1, "stale for the passing runner alone")
 	assert.Equal(t, len(f.Stale()), 0, "but the failing one still needs it")
 	code, _ := f.Exit(strict)
 	assert.Equal(t, code, report.ExitOK)
 
-	f = &report.Fleet{Runners: []report.Runner{one(checks.Pass), one(checks.Pass)}}
+	f = &report.Fleet{Runners: []report.Runner{one(runner.Pass), one(runner.Pass)}}
 	assert.Equal(t, len(f.Stale()), 1)
 	code, _ = f.Exit(report.Strictness{})
 	assert.Equal(t, code, report.ExitOK)

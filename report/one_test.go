@@ -8,7 +8,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/report"
 )
 
@@ -26,7 +26,7 @@ func TestResultTextIsTheTextReportsLines(t *testing.T) {
 			indented = append(indented, "    "+l)
 		}
 		assert.Check(t, is.Contains(whole, strings.Join(indented, "\n")+"\n"))
-		if res.Outcome == checks.Fail {
+		if res.Outcome == runner.Fail {
 			assert.Check(t, r.Known(res) == strings.HasPrefix(one, "KNOWN"), one)
 		}
 	}

@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 )
@@ -51,7 +51,7 @@ type Report struct {
 	Stale []baseline.Stale
 	// AgentStarts is how many times the check started the agent, by its
 	// own count of the runs it sent that a runner could have executed
-	// (checks.Env.AgentStarts); nil where --execute was not given.
+	// (runner.Env.AgentStarts); nil where --execute was not given.
 	AgentStarts *int
 }
 
@@ -208,9 +208,9 @@ type Run struct {
 }
 
 // Assemble builds the report of one runner check: env and results as
-// checks.Check returned them for the options o, and bl the baseline held
+// runner.Check returned them for the options o, and bl the baseline held
 // against them (nil for none). The verdict is levels.Decide's.
-func Assemble(env *checks.Env, results []checks.Result, o checks.Options, bl *baseline.Baseline, run Run) *Report {
+func Assemble(env *runner.Env, results []runner.Result, o runner.Options, bl *baseline.Baseline, run Run) *Report {
 	h := Header{
 		Mode:   ModeCheck,
 		Target: o.Target,
@@ -224,7 +224,7 @@ func Assemble(env *checks.Env, results []checks.Result, o checks.Options, bl *ba
 		},
 	}
 	if h.Options.Deadline == 0 {
-		h.Options.Deadline = checks.DefaultDeadline(o.Timeout, o.Execute)
+		h.Options.Deadline = runner.DefaultDeadline(o.Timeout, o.Execute)
 	}
 	if o.Schemas != nil {
 		h.Schemas = o.Schemas.Source
@@ -241,7 +241,7 @@ func Assemble(env *checks.Env, results []checks.Result, o checks.Options, bl *ba
 	if o.Execute {
 		r.Options.MaxRuns = o.MaxRuns
 		if r.Options.MaxRuns <= 0 {
-			r.Options.MaxRuns = checks.DefaultMaxRuns
+			r.Options.MaxRuns = runner.DefaultMaxRuns
 		}
 		if env != nil && env.Session != nil {
 			n := env.AgentStarts()

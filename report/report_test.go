@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
@@ -55,7 +55,7 @@ func TestExitInOrder(t *testing.T) {
 	assert.Equal(t, msg, "1 rule WARNs, and a WARN fails a strict run: 2.3/no-wildcard")
 
 	r = without(fixture(), "2.3/media-type-run", "4.6/order", "2.3/no-wildcard", "5/revoked")
-	r.Stale = []baseline.Stale{{File: "b.txt", Line: 3, ID: "4.4/level", Outcome: checks.Pass}, {File: "b.txt", Line: 7, ID: "2.3/vary", Outcome: checks.Warn}}
+	r.Stale = []baseline.Stale{{File: "b.txt", Line: 3, ID: "4.4/level", Outcome: runner.Pass}, {File: "b.txt", Line: 7, ID: "2.3/vary", Outcome: runner.Warn}}
 	code, msg = r.Exit(report.Strictness{Warn: true})
 	assert.Equal(t, code, report.ExitOK, "a stale entry fails only a strict baseline")
 	assert.Equal(t, msg, "no rule FAILs")
@@ -70,9 +70,9 @@ func TestExitInOrder(t *testing.T) {
 func TestExitNamesAFewAndCountsTheRest(t *testing.T) {
 	r := &report.Report{}
 	for i := 0; i < 8; i++ {
-		r.Results = append(r.Results, checks.Result{Rule: &checks.Rule{ID: "x/" + string(rune('a'+i))}, Outcome: checks.Fail}.Record())
+		r.Results = append(r.Results, runner.Result{Rule: &runner.Rule{ID: "x/" + string(rune('a'+i))}, Outcome: runner.Fail}.Record())
 	}
-	r.Results = append(r.Results, checks.Result{Outcome: checks.Fail}.Record()) // no rule: still counted
+	r.Results = append(r.Results, runner.Result{Outcome: runner.Fail}.Record()) // no rule: still counted
 	code, msg := r.Exit(report.Strictness{})
 	assert.Equal(t, code, report.ExitBroken)
 	assert.Equal(t, msg, "9 rules FAIL not excused by a baseline: x/a, x/b, x/c, x/d, x/e and 4 more")
@@ -88,18 +88,18 @@ func TestAssemble(t *testing.T) {
 	assert.NilError(t, err)
 	defer srv.Close()
 
-	o := checks.Options{
+	o := runner.Options{
 		Target:  srv.URL,
 		Timeout: 5 * time.Second,
 		Rules:   []string{fault.Rule, "4.4"},
 		Headers: http.Header{"X-Zeta": {"secret-1"}, "X-Alpha": {"secret-2"}},
 	}
 	started := time.Now()
-	env, results, err := checks.Check(context.Background(), o)
+	env, results, err := runner.Check(context.Background(), o)
 	assert.NilError(t, err)
 	var passing string
 	for _, res := range results {
-		if res.Outcome == checks.Pass {
+		if res.Outcome == runner.Pass {
 			passing = res.Rule.ID
 			break
 		}
@@ -115,7 +115,7 @@ func TestAssemble(t *testing.T) {
 	assert.Equal(t, rep.Elapsed, time.Second)
 	assert.DeepEqual(t, rep.Options.Headers, []string{"X-Alpha", "X-Zeta"})
 	assert.Check(t, rep.Options.AllEvidence)
-	assert.Equal(t, rep.Options.Deadline, checks.DefaultDeadline(o.Timeout, false), "the default deadline, resolved")
+	assert.Equal(t, rep.Options.Deadline, runner.DefaultDeadline(o.Timeout, false), "the default deadline, resolved")
 	assert.Equal(t, len(rep.Results), len(results))
 	assert.Equal(t, rep.Verdict.Declared, srv.Runner.Level())
 	assert.Equal(t, rep.Verdict.Baselined, 1)

@@ -12,7 +12,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 )
@@ -154,7 +154,7 @@ func TestTextManyFindings(t *testing.T) {
 	r := fixture()
 	res := &r.Results[2]
 	for i := 0; i < 7; i++ {
-		res.Findings = append(res.Findings, checks.Finding{Message: "more"})
+		res.Findings = append(res.Findings, runner.Finding{Message: "more"})
 	}
 	out := text(t, r, report.Style{})
 	assert.Check(t, is.Contains(out, "          … 5 more findings not shown (verbose shows all)\n"))
@@ -164,7 +164,7 @@ func TestTextManyFindings(t *testing.T) {
 
 func TestTextResultWithoutRule(t *testing.T) {
 	r := fixture()
-	r.Results = append(r.Results, checks.Result{Outcome: checks.Error, Reason: "lost"}.Record())
+	r.Results = append(r.Results, runner.Result{Outcome: runner.Error, Reason: "lost"}.Record())
 	out := text(t, r, report.Style{})
 	assert.Check(t, is.Contains(out, "    ERROR (result without a rule)"))
 }

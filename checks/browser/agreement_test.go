@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 )
 
@@ -204,7 +204,7 @@ type caseRun struct {
 	caseDef
 	rn      *fixtures.Runner
 	obs     map[string]map[string]observation // page → probe ID → observation
-	results map[string]checks.Result
+	results map[string]runner.Result
 }
 
 func (c *caseRun) at(page, id string) observation { return c.obs[page][id] }
@@ -214,7 +214,7 @@ func (c *caseRun) idempotent() bool { return c.rn.Posture().Idempotent && c.rn.L
 // breached: the checker FAILed or WARNed the rule.
 func (c *caseRun) breached(rule string) bool {
 	o := c.results[rule].Outcome
-	return o == checks.Fail || o == checks.Warn
+	return o == runner.Fail || o == runner.Warn
 }
 
 func (c *caseRun) seen() []*harm {
@@ -266,23 +266,23 @@ func runCase(t *testing.T, n int, cd caseDef, pages []*page, log *corsLog, rules
 	// The checker runs beside the pages: its requests carry no probe key,
 	// so the recorder leaves them out.
 	type checked struct {
-		results []checks.Result
+		results []runner.Result
 		err     error
 	}
 	done := make(chan checked, 1)
 	go func() {
-		o := checks.Options{Target: srv.URL, Timeout: 5 * time.Second, Patience: 400 * time.Millisecond, Rules: rules}
+		o := runner.Options{Target: srv.URL, Timeout: 5 * time.Second, Patience: 400 * time.Millisecond, Rules: rules}
 		if len(rn.Posture().Origins) > 0 {
 			o.Origin = fixtures.AllowedOrigin
 		}
 		if rn.Posture().Auth {
 			o.Headers = http.Header{"Authorization": {"Bearer " + fixtures.AuthToken}}
 		}
-		_, res, err := checks.Check(context.Background(), o)
+		_, res, err := runner.Check(context.Background(), o)
 		done <- checked{res, err}
 	}()
 
-	cr := &caseRun{caseDef: cd, rn: rn, obs: map[string]map[string]observation{}, results: map[string]checks.Result{}}
+	cr := &caseRun{caseDef: cd, rn: rn, obs: map[string]map[string]observation{}, results: map[string]runner.Result{}}
 	// The pages ask side by side, one tab each.
 	results := make([]pageResult, len(pages))
 	errs := make([]error, len(pages))
@@ -362,7 +362,7 @@ func judge(t *testing.T, c *caseRun) {
 			t.Errorf("the checker gave no verdict on %s", r.rule)
 			continue
 		}
-		if res.Outcome == checks.Error {
+		if res.Outcome == runner.Error {
 			t.Errorf("%s: ERROR %s", r.rule, res.Reason)
 		}
 		if c.breached(r.rule) {
@@ -466,7 +466,7 @@ func faultRule(name string) string {
 	return f.Rule
 }
 
-func firstFinding(r checks.Result) string {
+func firstFinding(r runner.Result) string {
 	if len(r.Findings) == 0 {
 		return r.Reason
 	}

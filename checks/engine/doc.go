@@ -4,8 +4,8 @@
 // what each selected rule requires and runs the rules concurrently, within
 // a bounded number of requests in flight and a whole-run deadline.
 //
-// It knows nothing about any particular rule: a mode (the runner check in
-// package checks; later the entitlement harness and the distributor check)
+// It knows nothing about any particular rule: a mode (the runner check,
+// checks/runner; the entitlement walk; the distributor check)
 // hands it a Suite — its whole registry, its environment type E, and the
 // few hooks that are the mode's own — and gets back one Result per selected
 // rule. The model is golang.org/x/tools/go/analysis: a rule declares what
@@ -18,8 +18,8 @@
 // each mode decides its Verdict on them; an undecided rule in its scope
 // keeps a verdict from being reached.
 //
-// Where things go: a rule goes in its mode's registry (checks/s*.go for the
-// runner check), never here; a verifier several rules share goes beside
-// the rules (checks/verify.go); what every mode needs of a request goes in
+// Where things go: a rule goes in its mode's registry (checks/runner/s*.go for
+// the runner check), never here; a verifier several rules share goes beside
+// the rules (checks/runner/verify.go); what every mode needs of a request goes in
 // wire/.
 package engine

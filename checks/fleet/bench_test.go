@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 )
 
@@ -20,7 +20,7 @@ func benchFleet(b *testing.B, n, parallel int) {
 	for i := range targets {
 		targets[i], _ = serve(b, fixtures.Config{}, nil)
 	}
-	o := fleet.Options{Check: checks.Options{Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second}, Parallel: parallel}
+	o := fleet.Options{Check: runner.Options{Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second}, Parallel: parallel}
 	took := make([]time.Duration, 0, b.N)
 	requests := 0
 	b.ResetTimer()
@@ -34,7 +34,7 @@ func benchFleet(b *testing.B, n, parallel int) {
 				b.Fatalf("%s: %v", r.Target, r.Err)
 			}
 			for _, x := range r.Results {
-				if x.Outcome == checks.Fail || x.Outcome == checks.Error {
+				if x.Outcome == runner.Fail || x.Outcome == runner.Error {
 					b.Fatalf("%s: %s %s", r.Target, x.Outcome, x.Rule.ID)
 				}
 			}

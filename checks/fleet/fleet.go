@@ -1,5 +1,5 @@
 // Package fleet checks many runners in one go, as an operator serving one
-// runner per agent (§2.2) needs: each runner exactly as checks.Check checks
+// runner per agent (§2.2) needs: each runner exactly as runner.Check checks
 // one, with the same options and a Session of its own, and a bounded
 // number of them at once.
 //
@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/wire"
 )
 
@@ -43,7 +43,7 @@ const MaxParallel = 64
 type Options struct {
 	// Check is every runner's check; its Target is set per runner, and its
 	// Progress is not called (Progress below is, per runner).
-	Check checks.Options
+	Check runner.Options
 	// Parallel bounds the runners checked at once; zero means
 	// DefaultParallel, and more than MaxParallel is MaxParallel.
 	Parallel int
@@ -57,10 +57,10 @@ type Options struct {
 // Result is what one runner's check came to.
 type Result struct {
 	Target string
-	// Env and Results are what checks.Check returned; Err, where set, is
+	// Env and Results are what runner.Check returned; Err, where set, is
 	// why the runner could not be checked at all, and both are nil.
-	Env     *checks.Env
-	Results []checks.Result
+	Env     *runner.Env
+	Results []runner.Result
 	Err     error
 	Started time.Time
 	Elapsed time.Duration
@@ -72,7 +72,7 @@ var ErrNotChecked = errors.New("not checked: the invocation was stopped first")
 
 // Check checks every target, at most o.Parallel at once, and returns one
 // Result per target, in the order given. Each runner's whole-run deadline
-// (checks.Options.Deadline) starts when its own check does, so a runner
+// (runner.Options.Deadline) starts when its own check does, so a runner
 // waiting its turn loses none of it. Stopping ctx stops the checks under
 // way (their undecided rules SKIP, as for one runner) and starts no more.
 func Check(ctx context.Context, targets []string, o Options) []Result {
@@ -110,7 +110,7 @@ func Check(ctx context.Context, targets []string, o Options) []Result {
 }
 
 // one checks one runner; a panic in the checker is that runner's error.
-func one(ctx context.Context, target string, o checks.Options) (res Result) {
+func one(ctx context.Context, target string, o runner.Options) (res Result) {
 	res = Result{Target: target, Started: time.Now()}
 	defer func() {
 		if p := recover(); p != nil {
@@ -120,7 +120,7 @@ func one(ctx context.Context, target string, o checks.Options) (res Result) {
 		res.Elapsed = time.Since(res.Started)
 	}()
 	o.Target, o.Progress = target, nil
-	res.Env, res.Results, res.Err = checks.Check(ctx, o)
+	res.Env, res.Results, res.Err = runner.Check(ctx, o)
 	return res
 }
 

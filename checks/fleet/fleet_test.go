@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -39,11 +39,11 @@ func unreachable(t *testing.T) string {
 	return srv.URL
 }
 
-func options() checks.Options {
-	return checks.Options{Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second}
+func options() runner.Options {
+	return runner.Options{Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second}
 }
 
-// Each runner is checked as checks.Check checks one: a conformant runner
+// Each runner is checked as runner.Check checks one: a conformant runner
 // passes, a faulty one fails the fault's rule, an unreachable one is its
 // own error; the results come in the order the targets were given, and
 // nothing is executed.
@@ -57,7 +57,7 @@ func TestEachRunnerIsCheckedAsAloneAndAnUnreachableOneIsItsOwnError(t *testing.T
 	for i, r := range res {
 		assert.Equal(t, r.Target, targets[i])
 	}
-	outcome := func(r fleet.Result, id string) checks.Outcome {
+	outcome := func(r fleet.Result, id string) runner.Outcome {
 		for _, x := range r.Results {
 			if x.Rule.ID == id {
 				return x.Outcome
@@ -67,7 +67,7 @@ func TestEachRunnerIsCheckedAsAloneAndAnUnreachableOneIsItsOwnError(t *testing.T
 	}
 	fails := func(r fleet.Result) (n int) {
 		for _, x := range r.Results {
-			if x.Outcome == checks.Fail || x.Outcome == checks.Error {
+			if x.Outcome == runner.Fail || x.Outcome == runner.Error {
 				n++
 			}
 		}
@@ -78,7 +78,7 @@ func TestEachRunnerIsCheckedAsAloneAndAnUnreachableOneIsItsOwnError(t *testing.T
 	assert.Check(t, res[1].Err != nil)
 	assert.Check(t, res[1].Env == nil && res[1].Results == nil)
 	assert.NilError(t, res[2].Err)
-	assert.Equal(t, outcome(res[2], "2.1/wrong-method"), checks.Fail)
+	assert.Equal(t, outcome(res[2], "2.1/wrong-method"), runner.Fail)
 	assert.NilError(t, res[3].Err)
 	assert.Equal(t, len(res[3].Results), len(res[0].Results))
 	assert.Equal(t, gr.Executions()+br.Executions(), int64(0))
@@ -86,7 +86,7 @@ func TestEachRunnerIsCheckedAsAloneAndAnUnreachableOneIsItsOwnError(t *testing.T
 	// The same runner checked alone comes to the same outcomes.
 	o := options()
 	o.Target = bad
-	_, alone, err := checks.Check(context.Background(), o)
+	_, alone, err := runner.Check(context.Background(), o)
 	assert.NilError(t, err)
 	for i, r := range alone {
 		assert.Check(t, is.Equal(res[2].Results[i].Outcome, r.Outcome), r.Rule.ID)
@@ -205,18 +205,18 @@ func TestConcurrentChecksShareNothingMutable(t *testing.T) {
 	executed.Execute = true
 	for _, c := range []struct {
 		targets []string
-		o       checks.Options
+		o       runner.Options
 	}{{targets, options()}, {[]string{a, b}, executed}} {
 		res := fleet.Check(context.Background(), c.targets, fleet.Options{Check: c.o, Parallel: len(c.targets)})
 		for i, r := range res {
 			assert.NilError(t, r.Err, c.targets[i])
 			for _, x := range r.Results {
-				assert.Check(t, x.Outcome != checks.Fail && x.Outcome != checks.Error, "%s: %s %s %s", c.targets[i], x.Outcome, x.Rule.ID, x.Reason)
+				assert.Check(t, x.Outcome != runner.Fail && x.Outcome != runner.Error, "%s: %s %s %s", c.targets[i], x.Outcome, x.Rule.ID, x.Reason)
 			}
 		}
 		alone := c.o
 		alone.Target = c.targets[0]
-		_, want, err := checks.Check(context.Background(), alone)
+		_, want, err := runner.Check(context.Background(), alone)
 		assert.NilError(t, err)
 		for j, w := range want {
 			assert.Check(t, is.Equal(res[0].Results[j].Outcome, w.Outcome), "%s %s", alone.Target, w.Rule.ID)

@@ -7,8 +7,8 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/posterntest"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 )
 
@@ -25,7 +25,7 @@ func TestMaxRuns(t *testing.T) {
 	assert.Assert(t, *rep.AgentStarts <= 2, "%d agent starts under MaxRuns(2)", *rep.AgentStarts)
 	skipped := 0
 	for _, r := range rep.Results {
-		if r.Outcome == checks.Skip && strings.Contains(r.Reason, "needs --max-runs ") {
+		if r.Outcome == runner.Skip && strings.Contains(r.Reason, "needs --max-runs ") {
 			skipped++
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 )
@@ -158,22 +158,22 @@ func runWalk(t tester, launcher entitlement.Launcher, opts []Option) {
 	drive(t, s, c)
 }
 
-// checkSuite is the runner check (checks.Check) of the runner at base.
+// checkSuite is the runner check (runner.Check) of the runner at base.
 func checkSuite(c *config, base string) (*suite, error) {
 	bl, err := c.baseline()
 	if err != nil {
 		return nil, err
 	}
-	rules, err := selectRules(checks.All(), c.rules, "`postern-conformance list` shows the IDs")
+	rules, err := selectRules(runner.All(), c.rules, "`postern-conformance list` shows the IDs")
 	if err != nil {
 		return nil, err
 	}
 	s := &suite{mode: "Run", rules: rules, bl: bl}
 	s.check = func(ctx context.Context, sel []ruleRef) (*report.Report, error) {
-		o := checks.Options{Target: base, Origin: c.origin, Execute: c.execute, MaxRuns: c.maxRuns, Timeout: c.timeout,
+		o := runner.Options{Target: base, Origin: c.origin, Execute: c.execute, MaxRuns: c.maxRuns, Timeout: c.timeout,
 			Patience: c.patience, Deadline: c.deadline, Headers: c.headers.Clone(), Rules: s.patterns(c, sel)}
 		started := time.Now()
-		env, results, err := checks.Check(ctx, o)
+		env, results, err := runner.Check(ctx, o)
 		if err != nil {
 			return nil, fmt.Errorf("posterntest: %w", err)
 		}
@@ -211,7 +211,7 @@ func walkSuite(c *config, launcher entitlement.Launcher) (*suite, error) {
 }
 
 // selectRules is the rules of a registry the Rules option's patterns
-// select (engine.Select, as checks.Select and --rule use it); a pattern
+// select (engine.Select, as runner.Select and --rule use it); a pattern
 // that selects nothing is an error, as it is for --rule.
 func selectRules[E any](all []*engine.Rule[E], patterns []string, list string) ([]ruleRef, error) {
 	for _, p := range patterns {

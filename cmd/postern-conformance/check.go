@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/schemas"
 	"github.com/urfave/cli/v3"
 )
 
-// deadlineDefault says what checks.DefaultDeadline gives (a test holds
+// deadlineDefault says what runner.DefaultDeadline gives (a test holds
 // them together).
 const deadlineDefault = "2 × --timeout + 5, or 600 with --execute"
 
@@ -26,12 +26,12 @@ func checkFlags() []cli.Flag {
 	const probe, launch = "Probing:", "Runner under test:"
 	return append([]cli.Flag{
 		&cli.BoolFlag{Category: probe, Local: true, Name: "execute", Usage: "also check rules that need a real run (spends money; may call write_tools)"},
-		&cli.IntFlag{Category: probe, Local: true, Name: "max-runs", Value: checks.DefaultMaxRuns, Usage: "with --execute, start the agent at most `N` times; a rule that would need more starts than remain SKIPs, saying how many it needs"},
+		&cli.IntFlag{Category: probe, Local: true, Name: "max-runs", Value: runner.DefaultMaxRuns, Usage: "with --execute, start the agent at most `N` times; a rule that would need more starts than remain SKIPs, saying how many it needs"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "origin", Usage: "an `ORIGIN` the runner is configured to allow, e.g. https://app.example.com (enables the CORS header rules)"},
 		&cli.StringSliceFlag{Category: probe, Local: true, Name: "header", Aliases: []string{"H"}, Usage: "send `LINE` ('Name: value') on every request, for a runner that requires inbound authentication (§7); repeatable; values never appear in reports"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: 10, Usage: "per-request deadline in `SECONDS`"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "deadline", DefaultText: deadlineDefault, Usage: "end the whole run after `SECONDS`: past it, the rules not yet decided SKIP as undecided, and the verdict is not determined (exit 2)"},
-		&cli.FloatFlag{Category: probe, Local: true, Name: "patience", Value: checks.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer a conforming runner gives at once (a refusal decided on the request head, the body withheld) before reporting that it did not; a conforming runner never pays it, since the waits it does pay are derived from its own answer times"},
+		&cli.FloatFlag{Category: probe, Local: true, Name: "patience", Value: runner.DefaultPatience.Seconds(), Usage: "how long, in `SECONDS`, to wait for an answer a conforming runner gives at once (a refusal decided on the request head, the body withheld) before reporting that it did not; a conforming runner never pays it, since the waits it does pay are derived from its own answer times"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "schemas", Usage: "validate against the *.schema.json files in `DIR` instead of the embedded set"},
 		&cli.StringFlag{Category: launch, Local: true, Name: "launch", Usage: "start the runner under test with `COMMAND` (run by sh -c); it must print POSTERN_PORT=<port> as its first stdout line (§2)"},
 		&cli.FloatFlag{Category: launch, Local: true, Name: "launch-timeout", Value: 30, Usage: "how long to wait for POSTERN_PORT, in `SECONDS`"},
@@ -75,7 +75,7 @@ func runCheck(ctx context.Context, cmd *cli.Command, target string) error {
 	line, progress := progressLine(cmd, "rules decided")
 	o.Progress = progress
 	started := time.Now()
-	env, results, err := checks.Check(ctx, o)
+	env, results, err := runner.Check(ctx, o)
 	line.Stop()
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
@@ -98,8 +98,8 @@ func runCheck(ctx context.Context, cmd *cli.Command, target string) error {
 }
 
 // options maps the flags of cmd to the options of a check of target.
-func options(cmd *cli.Command, target string) (checks.Options, error) {
-	o := checks.Options{
+func options(cmd *cli.Command, target string) (runner.Options, error) {
+	o := runner.Options{
 		Target:  target,
 		Execute: cmd.Bool("execute"),
 		MaxRuns: int(cmd.Int("max-runs")),
@@ -139,7 +139,7 @@ func options(cmd *cli.Command, target string) (checks.Options, error) {
 		return o, err
 	}
 	for _, p := range o.Rules {
-		if len(checks.Select(checks.All(), []string{p})) == 0 {
+		if len(runner.Select(runner.All(), []string{p})) == 0 {
 			return o, fmt.Errorf("--rule %q matches no rule; `postern-conformance list` shows the IDs", p)
 		}
 	}

@@ -32,7 +32,7 @@ func runMsg(t *testing.T, args ...string) (int, string) {
 }
 
 // runner starts a reference runner with faults for the test.
-func runner(t *testing.T, faults ...string) string {
+func refRunner(t *testing.T, faults ...string) string {
 	t.Helper()
 	srv, err := fixtures.Start(fixtures.Config{Faults: faults}, 0)
 	assert.NilError(t, err)
@@ -48,8 +48,8 @@ func closedPort(t *testing.T) string {
 }
 
 func TestFleetExitIsTheWorstRunners(t *testing.T) {
-	good, other := runner(t), runner(t)
-	bad := runner(t, "bare-405")
+	good, other := refRunner(t), refRunner(t)
+	bad := refRunner(t, "bare-405")
 	gone := closedPort(t)
 
 	code, out := run(t, good, other, "--origin", fixtures.AllowedOrigin, "--no-color")
@@ -72,7 +72,7 @@ func TestFleetExitIsTheWorstRunners(t *testing.T) {
 }
 
 func TestFleetTargetsFile(t *testing.T) {
-	good, bad := runner(t), runner(t, "bare-405")
+	good, bad := refRunner(t), refRunner(t, "bare-405")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "fleet.txt")
 	assert.NilError(t, os.WriteFile(file, []byte("# the fleet\n"+good+"\n\n"+bad+"  # a known breach\n"), 0o644))
@@ -125,7 +125,7 @@ func TestFleetRefusesWhatItCannotCheck(t *testing.T) {
 
 // One target, whichever way it is given, is the plain check of it.
 func TestAFleetOfOneIsThePlainCheck(t *testing.T) {
-	good := runner(t)
+	good := refRunner(t)
 	file := filepath.Join(t.TempDir(), "one.txt")
 	assert.NilError(t, os.WriteFile(file, []byte(good+"\n"), 0o644))
 	_, alone := run(t, good, "--json")
@@ -144,7 +144,7 @@ func TestAFleetOfOneIsThePlainCheck(t *testing.T) {
 }
 
 func TestFleetJSONAndJUnit(t *testing.T) {
-	good, bad := runner(t), runner(t, "bare-405")
+	good, bad := refRunner(t), refRunner(t, "bare-405")
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out := run(t, good, bad, "--json", "--junit", junit)
 	assert.Equal(t, code, 1)
@@ -175,7 +175,7 @@ func TestFleetJSONAndJUnit(t *testing.T) {
 // runner's Markdown summary, one after the other; --github-output, which
 // gives one runner's outputs, is refused.
 func TestFleetInAWorkflow(t *testing.T) {
-	good, bad := runner(t), runner(t, "bare-405")
+	good, bad := refRunner(t), refRunner(t, "bare-405")
 	gone := closedPort(t)
 	md := filepath.Join(t.TempDir(), "summary.md")
 	code, out := runMsg(t, good, bad, gone, "--github", "--markdown", md, "--no-color")

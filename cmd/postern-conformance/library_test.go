@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"github.com/urfave/cli/v3"
 	"gotest.tools/v3/assert"
@@ -41,7 +41,7 @@ func runErr(t *testing.T, args ...string) (code int, out, msg string) {
 // passingRule is a rule the reference runner passes in default mode.
 func passingRule(t *testing.T) string {
 	t.Helper()
-	for _, r := range checks.All() {
+	for _, r := range runner.All() {
 		if r.Level == 1 && r.Section == "4.4" {
 			return r.ID
 		}
@@ -104,9 +104,9 @@ func TestFailSaysWhyOnExit(t *testing.T) {
 }
 
 // parseOptions maps args through the check flags, as runCheck does.
-func parseOptions(t *testing.T, args ...string) (checks.Options, error) {
+func parseOptions(t *testing.T, args ...string) (runner.Options, error) {
 	t.Helper()
-	var o checks.Options
+	var o runner.Options
 	var oerr error
 	c := &cli.Command{Name: "x", Flags: checkFlags(), Writer: &bytes.Buffer{}, ErrWriter: &bytes.Buffer{},
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -139,12 +139,12 @@ func TestDeadline(t *testing.T) {
 }
 
 // TestDeadlineDefaultIsWhatHelpSays holds the help text to
-// checks.DefaultDeadline.
+// runner.DefaultDeadline.
 func TestDeadlineDefaultIsWhatHelpSays(t *testing.T) {
 	assert.Equal(t, deadlineDefault, "2 × --timeout + 5, or 600 with --execute")
 	for _, timeout := range []time.Duration{time.Second, 3500 * time.Millisecond, 10 * time.Second} {
-		assert.Equal(t, checks.DefaultDeadline(timeout, false), 2*timeout+5*time.Second)
-		assert.Equal(t, checks.DefaultDeadline(timeout, true), 600*time.Second)
+		assert.Equal(t, runner.DefaultDeadline(timeout, false), 2*timeout+5*time.Second)
+		assert.Equal(t, runner.DefaultDeadline(timeout, true), 600*time.Second)
 	}
 }
 

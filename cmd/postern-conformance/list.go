@@ -12,6 +12,7 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"github.com/urfave/cli/v3"
 )
@@ -50,7 +51,7 @@ mapped to the rules that check it or to the reason none can.`,
 			if cmd.Bool("coverage") {
 				return coverage(w)
 			}
-			all := checks.All()
+			all := runner.All()
 			if cmd.Bool("entitlement") {
 				all = nil
 				for _, r := range entitlement.All() {
@@ -63,7 +64,7 @@ mapped to the rules that check it or to the reason none can.`,
 					all = append(all, described(r))
 				}
 			}
-			rules := checks.Select(all, cmd.StringSlice("rule"))
+			rules := runner.Select(all, cmd.StringSlice("rule"))
 			if len(rules) == 0 {
 				return exitError{exitCannotRun, "no rule matches"}
 			}
@@ -99,7 +100,7 @@ type ruleEntry struct {
 	Covers []string `json:"covers"`
 }
 
-func entries(rules []*checks.Rule) []ruleEntry {
+func entries(rules []*runner.Rule) []ruleEntry {
 	faults := map[string][]string{}
 	for _, f := range fixtures.AllFaults() {
 		faults[f.Rule] = append(faults[f.Rule], f.Name)
@@ -132,13 +133,13 @@ func entries(rules []*checks.Rule) []ruleEntry {
 	return out
 }
 
-func listJSON(w io.Writer, rules []*checks.Rule) error {
+func listJSON(w io.Writer, rules []*runner.Rule) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(entries(rules))
 }
 
-func listMarkdown(w io.Writer, rules []*checks.Rule) {
+func listMarkdown(w io.Writer, rules []*runner.Rule) {
 	fmt.Fprintln(w, "| ID | § | Level | Keyword | Binding | Breaks as | Needs | Rule | Planted fault |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, e := range entries(rules) {
@@ -159,7 +160,7 @@ func bindingWords(e ruleEntry) string {
 // mdEscape keeps a cell's text from closing the cell.
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-func listText(w io.Writer, rules []*checks.Rule) {
+func listText(w io.Writer, rules []*runner.Rule) {
 	width := 0
 	for _, r := range rules {
 		width = max(width, len(r.ID))
@@ -178,7 +179,7 @@ func listText(w io.Writer, rules []*checks.Rule) {
 		fmt.Fprintf(w, "%-*s  §%-6s L%d  %-10s %-8s %s%s%s\n", width, e.ID, e.Section, e.Level, e.Keyword, e.Binding, e.Title, chain, needs)
 	}
 	fmt.Fprintf(w, "\n%d rules: %d direct, %d by a chain, %d by the wire contract, %d inferred (these only warn)\n",
-		len(rules), count[string(checks.Direct)], count[string(checks.Chain)], count[string(checks.Contract)], count[string(checks.Inferred)])
+		len(rules), count[string(runner.Direct)], count[string(runner.Chain)], count[string(runner.Contract)], count[string(runner.Inferred)])
 }
 
 func coverage(w io.Writer) error {
@@ -208,11 +209,11 @@ func coverage(w io.Writer) error {
 	return nil
 }
 
-var bindingWordsCoverage = map[checks.Binding]string{
-	checks.Direct:   "a bold keyword states it: a breach fails",
-	checks.Chain:    "a keyword reaches it by a short chain: a breach fails",
-	checks.Contract: "§3: the verb as its section defines it: a breach fails",
-	checks.Inferred: "only a schema states it, or SPEC leaves it open: a breach warns",
+var bindingWordsCoverage = map[runner.Binding]string{
+	runner.Direct:   "a bold keyword states it: a breach fails",
+	runner.Chain:    "a keyword reaches it by a short chain: a breach fails",
+	runner.Contract: "§3: the verb as its section defines it: a breach fails",
+	runner.Inferred: "only a schema states it, or SPEC leaves it open: a breach warns",
 }
 
 var reasonWords = map[string]string{
@@ -234,8 +235,8 @@ func pct(a, b int) float64 {
 }
 
 // described is a step of the walk in the shape the catalogue reads (a
-// checks.Rule with no probe).
-func described[E any](h *engine.Rule[E]) *checks.Rule {
-	return &checks.Rule{ID: h.ID, Section: h.Section, Level: h.Level, Keyword: h.Keyword, Binding: h.Binding,
+// runner.Rule with no probe).
+func described[E any](h *engine.Rule[E]) *runner.Rule {
+	return &runner.Rule{ID: h.ID, Section: h.Section, Level: h.Level, Keyword: h.Keyword, Binding: h.Binding,
 		Chain: h.Chain, Title: h.Title, Advisory: h.Advisory}
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"github.com/sigrix-io/postern-conformance/report"
 	"gotest.tools/v3/assert"
@@ -85,7 +85,7 @@ func TestNotARunner(t *testing.T) {
 func TestSHOULDOnlyWarns(t *testing.T) {
 	var should *fixtures.Fault
 	for _, f := range fixtures.Faults() {
-		if r := checks.Lookup(f.Rule); r != nil && r.Strength() == checks.Warn && len(f.Also) == 0 { // Also may hold a MUST
+		if r := runner.Lookup(f.Rule); r != nil && r.Strength() == runner.Warn && len(f.Also) == 0 { // Also may hold a MUST
 			f := f
 			should = &f
 			break
@@ -124,7 +124,7 @@ func TestJSONReportValidatesAgainstItsSchema(t *testing.T) {
 		Verdict struct{ Conformant bool }
 	}
 	assert.NilError(t, json.Unmarshal([]byte(out), &rep))
-	assert.Equal(t, len(rep.Results), len(checks.All()), "every rule appears in the report")
+	assert.Equal(t, len(rep.Results), len(runner.All()), "every rule appears in the report")
 	assert.Check(t, !rep.Verdict.Conformant)
 }
 
@@ -146,7 +146,7 @@ func TestJUnitReport(t *testing.T) {
 	assert.NilError(t, xml.Unmarshal(b, &suites))
 	assert.Equal(t, suites.Failures, 1)
 	assert.Equal(t, len(suites.Suites), 1)
-	assert.Equal(t, len(suites.Suites[0].Cases), len(checks.All()))
+	assert.Equal(t, len(suites.Suites[0].Cases), len(runner.All()))
 }
 
 func TestBaselineExcusesKnownFailures(t *testing.T) {
@@ -184,7 +184,7 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 	assert.Equal(t, code, 0)
 	var list []ruleEntry
 	assert.NilError(t, json.Unmarshal([]byte(out), &list))
-	assert.Equal(t, len(list), len(checks.All()))
+	assert.Equal(t, len(list), len(runner.All()))
 	for _, e := range list {
 		assert.Check(t, e.ID != "" && e.Section != "" && e.Level >= 1 && e.Keyword != "" && e.Title != "", "%+v", e)
 		assert.Check(t, len(e.Faults) > 0 && len(e.Covers) > 0, "%s: a fault that proves it and an obligation it covers", e.ID)
@@ -233,7 +233,7 @@ func TestEveryFaultThroughTheCommand(t *testing.T) {
 				args = append(args, "--execute")
 			}
 			code, out := run(t, args...)
-			rule := checks.Lookup(f.Rule)
+			rule := runner.Lookup(f.Rule)
 			assert.Assert(t, rule != nil)
 			var rep struct {
 				Results []struct{ ID, Outcome string }
@@ -243,17 +243,17 @@ func TestEveryFaultThroughTheCommand(t *testing.T) {
 			for _, r := range rep.Results {
 				outcomes[r.ID] = r.Outcome
 			}
-			breach := checks.Breach(f.Rule, f.Clause)
+			breach := runner.Breach(f.Rule, f.Clause)
 			assert.Equal(t, outcomes[f.Rule], string(breach), "fault %s", f.Name)
 			want := 0
-			if breach == checks.Fail {
+			if breach == runner.Fail {
 				want = 1
 			}
 			for _, id := range f.Also {
 				got := outcomes[id]
-				assert.Check(t, got == string(checks.Fail) || got == string(checks.Warn),
+				assert.Check(t, got == string(runner.Fail) || got == string(runner.Warn),
 					"fault %s lists %s as also broken, which came out %q", f.Name, id, got)
-				if got == string(checks.Fail) {
+				if got == string(runner.Fail) {
 					want = 1
 				}
 			}

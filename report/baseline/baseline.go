@@ -19,6 +19,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 )
 
 // Baseline is a parsed baseline file.
@@ -43,7 +44,7 @@ func Read(name string) (*Baseline, error) {
 const maxLine = 4096
 
 // Parse reads a baseline from r; file names it in messages. Every entry
-// must be the ID of a rule in the registry (checks.Lookup): an error names
+// must be the ID of a rule in the registry (runner.Lookup): an error names
 // the file and line of the first that is not.
 func Parse(r io.Reader, file string) (*Baseline, error) {
 	b := &Baseline{File: file, entries: map[string]int{}}
@@ -88,7 +89,7 @@ func checkEntry(entry string) error {
 	switch {
 	case strings.ContainsAny(entry, " \t"):
 		return fmt.Errorf("%q: one rule ID per line, nothing after it but a # comment", clip(entry))
-	case strings.HasSuffix(entry, "*") || len(checks.Select(checks.All(), []string{entry})) > 0:
+	case strings.HasSuffix(entry, "*") || len(runner.Select(runner.All(), []string{entry})) > 0:
 		return fmt.Errorf("%q is a pattern, not a rule ID: a baseline lists each excused rule by its ID (%s)", clip(entry), list)
 	}
 	return fmt.Errorf("%q is not a rule ID (%s)", clip(entry), list)

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -17,7 +17,7 @@ import (
 // rule does not break these tests.
 func ids(t *testing.T) (a, b, c string) {
 	t.Helper()
-	all := checks.All()
+	all := runner.All()
 	assert.Assert(t, len(all) >= 3)
 	return all[0].ID, all[1].ID, all[2].ID
 }
@@ -40,7 +40,7 @@ func TestParse(t *testing.T) {
 
 func TestParseNamesFileAndLine(t *testing.T) {
 	a, _, _ := ids(t)
-	section := checks.All()[0].Section
+	section := runner.All()[0].Section
 	for _, c := range []struct{ text, want string }{
 		{a + "\n9.9/not-a-rule\n", `ci.txt:2: "9.9/not-a-rule" is not a rule ID`},
 		{"\n\n" + a + " extra\n", `ci.txt:3: "` + a + ` extra": one rule ID per line`},
@@ -62,21 +62,21 @@ func TestNilBaselineExcusesNothing(t *testing.T) {
 	var bl *Baseline
 	assert.Check(t, !bl.Excuses("x"))
 	assert.Check(t, bl.Set() == nil && bl.IDs() == nil)
-	c := bl.Compare(engine.Records([]checks.Result{{Rule: checks.All()[0], Outcome: checks.Fail}}))
+	c := bl.Compare(engine.Records([]runner.Result{{Rule: runner.All()[0], Outcome: runner.Fail}}))
 	assert.Check(t, c.Known == nil && c.Stale == nil && c.Undecided == nil)
 }
 
 func TestCompare(t *testing.T) {
-	all := checks.All()
+	all := runner.All()
 	assert.Assert(t, len(all) >= 6)
-	res := func(i int, o checks.Outcome) checks.Result { return checks.Result{Rule: all[i], Outcome: o} }
-	results := []checks.Result{
-		res(0, checks.Fail), // listed, still fails: known
-		res(1, checks.Pass), // listed, passes now: stale
-		res(2, checks.Warn), // listed, only warns now: stale
-		res(3, checks.Skip), // listed, not decided: undecided
-		res(4, checks.Fail), // not listed: not the baseline's business
-		{Outcome: checks.Error},
+	res := func(i int, o runner.Outcome) runner.Result { return runner.Result{Rule: all[i], Outcome: o} }
+	results := []runner.Result{
+		res(0, runner.Fail), // listed, still fails: known
+		res(1, runner.Pass), // listed, passes now: stale
+		res(2, runner.Warn), // listed, only warns now: stale
+		res(3, runner.Skip), // listed, not decided: undecided
+		res(4, runner.Fail), // not listed: not the baseline's business
+		{Outcome: runner.Error},
 	}
 	// all[5] is listed but was not selected: undecided.
 	text := strings.Join([]string{all[5].ID, all[2].ID, all[3].ID, all[1].ID, all[0].ID}, "\n")
@@ -87,8 +87,8 @@ func TestCompare(t *testing.T) {
 	assert.Assert(t, is.Len(c.Known, 1))
 	assert.Equal(t, c.Known[0].Rule.ID, all[0].ID)
 	assert.DeepEqual(t, c.Stale, []Stale{
-		{File: "b.txt", Line: 2, ID: all[2].ID, Outcome: checks.Warn},
-		{File: "b.txt", Line: 4, ID: all[1].ID, Outcome: checks.Pass},
+		{File: "b.txt", Line: 2, ID: all[2].ID, Outcome: runner.Warn},
+		{File: "b.txt", Line: 4, ID: all[1].ID, Outcome: runner.Pass},
 	})
 	want := []string{all[3].ID, all[5].ID}
 	if want[0] > want[1] {
@@ -99,13 +99,13 @@ func TestCompare(t *testing.T) {
 }
 
 func TestWriteThenRead(t *testing.T) {
-	all := checks.All()
-	results := []checks.Result{
-		{Rule: all[2], Outcome: checks.Fail},
-		{Rule: all[0], Outcome: checks.Fail},
-		{Rule: all[1], Outcome: checks.Pass},
-		{Rule: all[0], Outcome: checks.Fail}, // a repeat is written once
-		{Outcome: checks.Fail},               // a result without a rule is skipped
+	all := runner.All()
+	results := []runner.Result{
+		{Rule: all[2], Outcome: runner.Fail},
+		{Rule: all[0], Outcome: runner.Fail},
+		{Rule: all[1], Outcome: runner.Pass},
+		{Rule: all[0], Outcome: runner.Fail}, // a repeat is written once
+		{Outcome: runner.Fail},               // a result without a rule is skipped
 	}
 	file := filepath.Join(t.TempDir(), "baseline.txt")
 	assert.NilError(t, Write(file, engine.Records(results)))

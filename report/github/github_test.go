@@ -9,32 +9,32 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 	"github.com/sigrix-io/postern-conformance/report/github"
 )
 
-func rule(id, section, title string) *checks.Rule {
-	return &checks.Rule{ID: id, Section: section, Level: 1, Keyword: checks.Must, Title: title}
+func rule(id, section, title string) *runner.Rule {
+	return &runner.Rule{ID: id, Section: section, Level: 1, Keyword: runner.Must, Title: title}
 }
 
-func finding(msg string) checks.Finding { return checks.Finding{Message: msg} }
+func finding(msg string) runner.Finding { return runner.Finding{Message: msg} }
 
 // sample has one result of every outcome, a FAIL the baseline excuses, and
 // a title with the characters a property value escapes.
 func sample() *report.Report {
-	results := []checks.Result{
-		{Rule: rule("2.1/wrong-method", "2.1", "wrong methods get the envelope, not a bare 405"), Outcome: checks.Fail,
-			Findings: []checks.Finding{finding("GET run was refused 405 without the envelope\nsecond line"), finding("PUT status too")}},
-		{Rule: rule("2.3/vary-origin", "2.3", "preflights vary on Origin"), Outcome: checks.Warn, Findings: []checks.Finding{finding("no Vary: 100% sure")}},
-		{Rule: rule("4.4/level1-ready", "4.4", "a Level 1 runner is ready"), Outcome: checks.Fail, Findings: []checks.Finding{finding("reported degraded")}},
-		{Rule: rule("4.2/order", "4.2", "bad_request first"), Outcome: checks.Error, Reason: "boom: the checker broke\nstack"},
-		{Rule: rule("4.1/json", "4.1", "describe is JSON"), Outcome: checks.Pass},
-		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: checks.Skip, Kind: checks.NeedsOption, Reason: "needs --execute"},
+	results := []runner.Result{
+		{Rule: rule("2.1/wrong-method", "2.1", "wrong methods get the envelope, not a bare 405"), Outcome: runner.Fail,
+			Findings: []runner.Finding{finding("GET run was refused 405 without the envelope\nsecond line"), finding("PUT status too")}},
+		{Rule: rule("2.3/vary-origin", "2.3", "preflights vary on Origin"), Outcome: runner.Warn, Findings: []runner.Finding{finding("no Vary: 100% sure")}},
+		{Rule: rule("4.4/level1-ready", "4.4", "a Level 1 runner is ready"), Outcome: runner.Fail, Findings: []runner.Finding{finding("reported degraded")}},
+		{Rule: rule("4.2/order", "4.2", "bad_request first"), Outcome: runner.Error, Reason: "boom: the checker broke\nstack"},
+		{Rule: rule("4.1/json", "4.1", "describe is JSON"), Outcome: runner.Pass},
+		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: runner.Skip, Kind: runner.NeedsOption, Reason: "needs --execute"},
 	}
 	return &report.Report{Target: "http://127.0.0.1:8787", Results: engine.Records(results), Baseline: map[string]bool{"4.4/level1-ready": true},
 		Verdict: levels.Decide(3, engine.Records(results), map[string]bool{"4.4/level1-ready": true})}
@@ -98,11 +98,11 @@ func TestNoInjection(t *testing.T) {
 		"x\u0085::error::forged",
 		"\x1b[31mred\x1b[0m\x07\x00 \xff\xfe \u202eevil",
 	}
-	var results []checks.Result
+	var results []runner.Result
 	for i, h := range hostile {
-		results = append(results, checks.Result{
-			Rule:    &checks.Rule{ID: fmt.Sprintf("x/%d\n::error::id", i), Section: "2.1\r\n::error::", Title: h, Keyword: checks.Must},
-			Outcome: checks.Fail, Findings: []checks.Finding{finding(h)},
+		results = append(results, runner.Result{
+			Rule:    &runner.Rule{ID: fmt.Sprintf("x/%d\n::error::id", i), Section: "2.1\r\n::error::", Title: h, Keyword: runner.Must},
+			Outcome: runner.Fail, Findings: []runner.Finding{finding(h)},
 		})
 	}
 	out := write(t, &report.Report{Results: engine.Records(results)})
@@ -125,17 +125,17 @@ func TestNoInjection(t *testing.T) {
 }
 
 func TestManyFindings(t *testing.T) {
-	var fs []checks.Finding
+	var fs []runner.Finding
 	for i := range 12 {
 		fs = append(fs, finding(fmt.Sprint("finding ", i)))
 	}
-	out := write(t, &report.Report{Results: engine.Records([]checks.Result{{Rule: rule("a/b", "2", "t"), Outcome: checks.Fail, Findings: fs}})})
+	out := write(t, &report.Report{Results: engine.Records([]runner.Result{{Rule: rule("a/b", "2", "t"), Outcome: runner.Fail, Findings: fs}})})
 	cmds := commands(out)
 	assert.Equal(t, len(cmds), github.MaxPerRule)
 	assert.Check(t, strings.HasSuffix(cmds[len(cmds)-1], "::and 8 more findings (see the report)"), cmds[len(cmds)-1])
 
 	long := strings.Repeat("é", 2000)
-	out = write(t, &report.Report{Results: engine.Records([]checks.Result{{Rule: rule("a/b", "2", long), Outcome: checks.Warn, Findings: []checks.Finding{finding(long)}}})})
+	out = write(t, &report.Report{Results: engine.Records([]runner.Result{{Rule: rule("a/b", "2", long), Outcome: runner.Warn, Findings: []runner.Finding{finding(long)}}})})
 	assert.Check(t, len(out) < 2000, "title and message are clipped: %d bytes", len(out))
 	assert.Check(t, is.Contains(out, "…"))
 }
@@ -162,7 +162,7 @@ func TestOutputs(t *testing.T) {
 	assert.Check(t, is.Contains(out, "report-json<<"+delim+"\n/tmp/a\nverdict=conformant\n"+delim+"\n"))
 	assert.Check(t, is.Equal(strings.Count(out, "verdict=nonconformant\n"), 1))
 
-	clean := &report.Report{Results: engine.Records([]checks.Result{{Rule: rule("a/b", "2", "t"), Outcome: checks.Pass}})}
+	clean := &report.Report{Results: engine.Records([]runner.Result{{Rule: rule("a/b", "2", "t"), Outcome: runner.Pass}})}
 	clean.Verdict = levels.Decide(2, clean.Results, nil)
 	outs := github.Outputs(clean, github.Files{})
 	assert.DeepEqual(t, outs[:4], []github.Output{{"verdict", "conformant"}, {"verdict-text", "Conformant at Level 2."}, {"level", "2"}, {"failures", "0"}})
@@ -191,9 +191,9 @@ func TestPause(t *testing.T) {
 func TestWalk(t *testing.T) {
 	rules := entitlement.All()
 	res := []engine.Result[*entitlement.Env]{
-		{Rule: rules[0], Outcome: checks.Pass},
-		{Rule: rules[1], Outcome: checks.Fail, Findings: []checks.Finding{finding("the token was echoed in status")}},
-		{Rule: rules[2], Outcome: checks.Fail, Findings: []checks.Finding{finding("status answered 503")}},
+		{Rule: rules[0], Outcome: runner.Pass},
+		{Rule: rules[1], Outcome: runner.Fail, Findings: []runner.Finding{finding("the token was echoed in status")}},
+		{Rule: rules[2], Outcome: runner.Fail, Findings: []runner.Finding{finding("status answered 503")}},
 	}
 	rep := walkReport(res, entitlement.Options{Launch: "my-runner --port 0"}, baseline.Of(rules[2].ID))
 	out := write(t, rep)
@@ -206,7 +206,7 @@ func TestWalk(t *testing.T) {
 	assert.DeepEqual(t, outs[0], github.Output{Name: "verdict", Value: "nonconformant"})
 	assert.DeepEqual(t, outs[2], github.Output{Name: "level", Value: "0"})
 
-	undecided := walkReport([]engine.Result[*entitlement.Env]{{Rule: rules[0], Outcome: checks.Skip, Kind: checks.Undecided, Reason: "no status"}},
+	undecided := walkReport([]engine.Result[*entitlement.Env]{{Rule: rules[0], Outcome: runner.Skip, Kind: runner.Undecided, Reason: "no status"}},
 		entitlement.Options{}, nil)
 	assert.Equal(t, github.Verdict(undecided), "undecided")
 	assert.Equal(t, write(t, undecided), "::warning title=Not determined%3A rules left undecided::"+undecided.Verdict.Text+"\n")

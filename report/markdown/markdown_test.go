@@ -10,9 +10,9 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/sigrix-io/postern-conformance/checks"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
+	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
@@ -24,8 +24,8 @@ import (
 // and the table, open a tag, and recolour a terminal.
 const hostile = "{\"ok\":1}\n````\n</details>\n| a | b |\n<script>alert(1)</script>\n\x1b[31mRED\x00\xff"
 
-func rule(id, section, title string) *checks.Rule {
-	return &checks.Rule{ID: id, Section: section, Level: 1, Keyword: checks.Must, Title: title}
+func rule(id, section, title string) *runner.Rule {
+	return &runner.Rule{ID: id, Section: section, Level: 1, Keyword: runner.Must, Title: title}
 }
 
 func sample() *report.Report {
@@ -37,16 +37,16 @@ func sample() *report.Report {
 		Header: http.Header{"Content-Type": {"application/json"}, "X-Evil": {"a|b</details>\x1b[2J"}},
 		Body:   []byte(hostile),
 	}
-	results := []checks.Result{
-		{Rule: rule("2.3/media-type-run", "2.3", "run refuses a text/plain body"), Outcome: checks.Fail,
-			Findings:  []checks.Finding{{Message: "answered 200 | not 415 </details> <b>bold</b>", Ex: ex}, {Message: "again", Ex: ex}},
+	results := []runner.Result{
+		{Rule: rule("2.3/media-type-run", "2.3", "run refuses a text/plain body"), Outcome: runner.Fail,
+			Findings:  []runner.Finding{{Message: "answered 200 | not 415 </details> <b>bold</b>", Ex: ex}, {Message: "again", Ex: ex}},
 			Exchanges: []*wire.Exchange{ex}},
-		{Rule: rule("2.3/vary-origin", "2.3", "preflights vary on Origin"), Outcome: checks.Warn, Findings: []checks.Finding{{Message: "no *Vary* [x](http://e)"}}},
-		{Rule: rule("4.4/level1-ready", "4.4", "a Level 1 runner is ready"), Outcome: checks.Fail, Findings: []checks.Finding{{Message: "reported degraded", Ex: ex}}},
-		{Rule: rule("4.2/order", "4.2", "bad_request first"), Outcome: checks.Error, Reason: "boom"},
-		{Rule: rule("4.1/json", "4.1", "describe is JSON"), Outcome: checks.Pass},
-		{Rule: rule("4.1/schema", "4.1", "describe validates"), Outcome: checks.Pass},
-		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: checks.Skip, Kind: checks.NeedsOption, Reason: "needs --execute"},
+		{Rule: rule("2.3/vary-origin", "2.3", "preflights vary on Origin"), Outcome: runner.Warn, Findings: []runner.Finding{{Message: "no *Vary* [x](http://e)"}}},
+		{Rule: rule("4.4/level1-ready", "4.4", "a Level 1 runner is ready"), Outcome: runner.Fail, Findings: []runner.Finding{{Message: "reported degraded", Ex: ex}}},
+		{Rule: rule("4.2/order", "4.2", "bad_request first"), Outcome: runner.Error, Reason: "boom"},
+		{Rule: rule("4.1/json", "4.1", "describe is JSON"), Outcome: runner.Pass},
+		{Rule: rule("4.1/schema", "4.1", "describe validates"), Outcome: runner.Pass},
+		{Rule: rule("4.3/run", "4.3", "run runs"), Outcome: runner.Skip, Kind: runner.NeedsOption, Reason: "needs --execute"},
 	}
 	bl := map[string]bool{"4.4/level1-ready": true}
 	return &report.Report{Target: "http://127.0.0.1:8787", Options: report.Options{Origin: "https://app.example.com"},
@@ -168,9 +168,9 @@ func TestEscape(t *testing.T) {
 func TestWalk(t *testing.T) {
 	rules := entitlement.All()
 	res := []engine.Result[*entitlement.Env]{
-		{Rule: rules[0], Outcome: checks.Pass},
-		{Rule: rules[1], Outcome: checks.Fail, Findings: []checks.Finding{{Message: "the token was echoed in status"}}},
-		{Rule: rules[2], Outcome: checks.Fail, Findings: []checks.Finding{{Message: "status answered 503"}}},
+		{Rule: rules[0], Outcome: runner.Pass},
+		{Rule: rules[1], Outcome: runner.Fail, Findings: []runner.Finding{{Message: "the token was echoed in status"}}},
+		{Rule: rules[2], Outcome: runner.Fail, Findings: []runner.Finding{{Message: "status answered 503"}}},
 	}
 	rep := walkReport(res, entitlement.Options{Launch: "my-runner --port 0 | tee log"}, baseline.Of(rules[2].ID))
 	out := write(t, rep)
@@ -192,10 +192,10 @@ func TestWalk(t *testing.T) {
 // leaves the evidence out once past the budget.
 func TestBudget(t *testing.T) {
 	big := &wire.Exchange{Method: "GET", URL: "http://x/", Proto: "HTTP/1.1", Status: 500, Body: bytes.Repeat([]byte("0123456789abcdef\n"), 200)}
-	var results []checks.Result
+	var results []runner.Result
 	for range 600 {
-		results = append(results, checks.Result{Rule: rule("2/x", "2", "t"), Outcome: checks.Fail,
-			Findings: []checks.Finding{{Message: "m", Ex: big}}})
+		results = append(results, runner.Result{Rule: rule("2/x", "2", "t"), Outcome: runner.Fail,
+			Findings: []runner.Finding{{Message: "m", Ex: big}}})
 	}
 	out := write(t, &report.Report{Results: engine.Records(results)})
 	assert.Check(t, len(out) < markdown.Budget+64<<10, "%d bytes", len(out))
