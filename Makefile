@@ -32,10 +32,10 @@ fmt:
 ## the heap it costs
 bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x ./checks/fleet/
-	$(GO) test -run '^$$' -bench 'BenchmarkFullCheck' -benchmem -benchtime 20x ./checks/
-	$(GO) test -run '^$$' -bench 'BenchmarkExecuteSlowAgent$$' -benchtime 1x ./checks/
+	$(GO) test -run '^$$' -bench 'BenchmarkFullCheck' -benchmem -benchtime 20x ./checks/runner/
+	$(GO) test -run '^$$' -bench 'BenchmarkExecuteSlowAgent$$' -benchtime 1x ./checks/runner/
 	$(GO) test -run '^$$' -bench . -benchmem ./wire/ ./schemas/
-	$(GO) test -count=1 -v -run 'TestHostileShapes' ./checks/ | grep 'ended in' 
+	$(GO) test -count=1 -v -run 'TestHostileShapes' ./checks/runner/ | grep 'ended in' 
 
 demo:
 	$(GO) run ./cmd/postern-conformance demo
