@@ -17,6 +17,7 @@ import (
 // the text report.
 func ResultText(r *Report, res engine.Record, style Style) string {
 	t := newText(style)
+	t.timeout = r.Options.Timeout
 	t.result(r, res, 0)
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(t.b.String(), "\n") {

@@ -26,6 +26,7 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // ToolName is the name reports carry when Report.Tool is empty.
@@ -162,6 +163,14 @@ func (r *Report) Counts() Counts {
 		}
 	}
 	return c
+}
+
+// Reproduce is how to send the request f's evidence shows again, as the
+// checker sent it under the run's per-request timeout: a curl line, or why
+// there is none (wire.Exchange.Reproduce). It is zero for a finding
+// without evidence.
+func (r *Report) Reproduce(f engine.Finding) wire.Reproduction {
+	return f.Ex.Reproduce(r.Options.Timeout)
 }
 
 // baselined reports whether res is a FAIL the baseline excuses.
