@@ -33,3 +33,11 @@ func (r *Report) Known(res engine.Record) bool { return r.baselined(res) }
 // "34 pass  0 fail  0 warn  2 skip", errors and known failures added
 // where there are any.
 func (c Counts) String() string { return countsLine(c) }
+
+// WarnsOnly says why res, a rule under a MUST-class keyword, warned
+// rather than failed, as the text report says it; "" otherwise.
+func WarnsOnly(res engine.Record) string { return warnsOnly(res) }
+
+// SkipReason is a SKIP's reason as the reports show it, marked
+// "undecided — " where the checker could not decide the rule.
+func SkipReason(res engine.Record) string { return skipReason(res) }

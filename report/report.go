@@ -24,6 +24,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
+	"github.com/sigrix-io/postern-conformance/checks/timeline"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
 	"github.com/sigrix-io/postern-conformance/wire"
@@ -54,6 +55,11 @@ type Report struct {
 	// own count of the runs it sent that a runner could have executed
 	// (runner.Env.AgentStarts); nil where --execute was not given.
 	AgentStarts *int
+	// Timelines are what the timed rules saw over time, by rule ID: each
+	// step of an entitlement walk (entitlement.Env.Timelines), a
+	// distributor check's timed rules (distributor.Env.Timelines). Only
+	// the HTML page draws them; nil for a mode without.
+	Timelines map[string]*timeline.Timeline
 }
 
 // ModeCheck is the Mode of a runner check.

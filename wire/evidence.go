@@ -270,17 +270,20 @@ func (ex *Exchange) Reproduce(timeout time.Duration) Reproduction {
 	if dotSegments(u.EscapedPath()) {
 		args = append(args, "--path-as-is") // sent as the checker sent it, not normalised
 	}
-	if strings.HasSuffix(u.Path, "/"+protocol.Stream) {
+	if ex.Method == http.MethodPost && strings.HasSuffix(u.Path, "/"+protocol.Stream) {
 		args = append(args, "--no-buffer") // each event as it comes
 	}
 	body := ex.ReqBody
-	hasBody := body != nil || ex.Method == http.MethodPost || ex.Method == http.MethodPut || ex.Method == http.MethodPatch
+	hasBody := len(body) > 0
 	switch {
 	case ex.Method == http.MethodHead:
 		args = append(args, "--head")
 	case ex.Method == http.MethodGet && !hasBody, ex.Method == http.MethodPost && hasBody:
 	default:
 		args = append(args, "-X", ex.Method)
+	}
+	if !hasBody && (ex.Method == http.MethodPost || ex.Method == http.MethodPut || ex.Method == http.MethodPatch) {
+		args = append(args, "-H", "Content-Length: 0") // as the checker's client sends an empty body
 	}
 	var redacted []string
 	typed := false
