@@ -41,3 +41,12 @@ func WarnsOnly(res engine.Record) string { return warnsOnly(res) }
 // SkipReason is a SKIP's reason as the reports show it, marked
 // "undecided — " where the checker could not decide the rule.
 func SkipReason(res engine.Record) string { return skipReason(res) }
+
+// Sections groups the results of r by section, in order of first
+// appearance: the order every report draws them in, and each section's
+// result indexes.
+func (r *Report) Sections() (order []string, by map[string][]int) { return sections(r.Results) }
+
+// RuleOf is the rule res describes, or a stand-in where it carries none,
+// so that a malformed result is still reported.
+func RuleOf(res engine.Record) engine.About { return ruleOf(res) }

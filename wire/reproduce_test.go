@@ -16,9 +16,10 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-// needCurl is curl's path; the test skips without it, and fails under
-// CI=true, where .ci/run installs Debian's curl.
-func needCurl(t *testing.T) {
+// NeedCurl skips a test that runs curl where there is none, and fails it
+// under CI=true, where .ci/run installs Debian's curl. (Exported for the
+// package's external tests.)
+func NeedCurl(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("curl"); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -41,7 +42,7 @@ type received struct {
 // (raw, as sent), every header the checker set, and the body, byte for
 // byte.
 func TestReproduceWithCurl(t *testing.T) {
-	needCurl(t)
+	NeedCurl(t)
 	var mu sync.Mutex
 	var got []received
 	c, _ := client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

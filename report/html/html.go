@@ -151,7 +151,7 @@ func fleetOf(f *report.Fleet) *fleetView {
 		if rn.Report == nil {
 			continue
 		}
-		order, _ := sections(rn.Report.Results)
+		order, _ := sections(rn.Report)
 		for _, s := range order {
 			if !seen[s] {
 				seen[s] = true
@@ -171,7 +171,7 @@ func fleetOf(f *report.Fleet) *fleetView {
 			continue
 		}
 		row.Verdict = rn.Report.Verdict.Text
-		_, by := sections(rn.Report.Results)
+		_, by := sections(rn.Report)
 		for _, s := range fv.Sections {
 			worst, cell := -1, fleetCell{}
 			for _, res := range by[s] {

@@ -112,7 +112,7 @@ func view(r *report.Report, prefix string) *reportView {
 		v.Stale = append(v.Stale, "stale baseline entry: "+st.String())
 	}
 	v.Coverage = coverage(r)
-	order, by := sections(r.Results)
+	order, by := sections(r)
 	v.Empty = len(order) == 0
 	for _, sec := range order {
 		sv := sectionView{Anchor: prefix + "s-" + sec, Section: "§" + sec}
@@ -288,26 +288,17 @@ func needWord(n int) string {
 	return "need an option"
 }
 
-// sections groups results by section, in order of first appearance.
-func sections(results []engine.Record) (order []string, by map[string][]engine.Record) {
-	by = map[string][]engine.Record{}
-	for _, res := range results {
-		s := about(res).Section
-		if _, seen := by[s]; !seen {
-			order = append(order, s)
+// sections are the results of r by section, in order of first
+// appearance (report.Report.Sections).
+func sections(r *report.Report) (order []string, by map[string][]engine.Record) {
+	order, idx := r.Sections()
+	by = make(map[string][]engine.Record, len(idx))
+	for s, is := range idx {
+		for _, i := range is {
+			by[s] = append(by[s], r.Results[i])
 		}
-		by[s] = append(by[s], res)
 	}
 	return order, by
-}
-
-var unknownRule = engine.About{ID: "?", Section: "?", Title: "(result without a rule)"}
-
-func about(res engine.Record) engine.About {
-	if res.Rule.ID == "" {
-		return unknownRule
-	}
-	return res.Rule
 }
 
 // outcome is what a result shows as: PASS FAIL WARN SKIP ERROR, or KNOWN
@@ -382,7 +373,7 @@ func tally(counts map[string]int) string {
 
 // ruleOf is one result's view.
 func ruleOf(r *report.Report, res engine.Record, prefix string) ruleView {
-	rule := about(res)
+	rule := report.RuleOf(res)
 	o := outcome(r, res)
 	rv := ruleView{Anchor: prefix + "r-" + rule.ID, ID: rule.ID, Title: rule.Title, Label: o, Outcome: o, Class: classOf(o, res)}
 	rv.Meta = fmt.Sprintf("%s · Level %d · %s", rule.Keyword, rule.Level, rule.Binding)

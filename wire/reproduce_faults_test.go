@@ -1,4 +1,4 @@
-package report_test
+package wire_test
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -18,7 +17,7 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
-	"github.com/sigrix-io/postern-conformance/report"
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // TestCurlReproducesTheFailure runs, with curl, the line each FAIL's
@@ -27,12 +26,7 @@ import (
 // the same status and the same body. A fault whose evidence curl cannot
 // send as the checker did (a body withheld) gives no line, and says why.
 func TestCurlReproducesTheFailure(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no curl on PATH: the reproduce lines are run with Debian's curl package; CI=true, so this is a failure")
-		}
-		t.Skip("no curl on PATH: apt-get install -y curl")
-	}
+	wire.NeedCurl(t)
 	for _, c := range []struct {
 		fault      string
 		replayable bool
@@ -52,11 +46,10 @@ func TestCurlReproducesTheFailure(t *testing.T) {
 			assert.NilError(t, err)
 			defer srv.Close()
 			o := runner.Options{Target: srv.URL, Origin: fixtures.AllowedOrigin, Timeout: 5 * time.Second, Rules: []string{f.Rule}}
-			env, results, err := runner.Check(context.Background(), o)
+			_, results, err := runner.Check(context.Background(), o)
 			assert.NilError(t, err)
-			r := report.Assemble(env, results, o, nil, report.Run{})
 			lines, notes := 0, 0
-			for _, res := range r.Results {
+			for _, res := range results {
 				if res.Outcome != engine.Fail {
 					continue
 				}
@@ -64,7 +57,7 @@ func TestCurlReproducesTheFailure(t *testing.T) {
 					if fd.Ex == nil {
 						continue
 					}
-					rep := r.Reproduce(fd)
+					rep := fd.Ex.Reproduce(o.Timeout)
 					if rep.Curl == "" {
 						assert.Check(t, rep.Note != "", "no line, and no reason: %s", fd.Message)
 						notes++
