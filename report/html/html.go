@@ -68,7 +68,7 @@ var tmpl = template.Must(template.New("page").Parse(
 func Write(w io.Writer, r *report.Report) error {
 	v := view(r, "")
 	v.Filters = true
-	p := &page{CSP: csp, Title: fmt.Sprintf("%s — Postern %s · %s", r.Verdict.Text, r.ModeName(), r.Target),
+	p := &page{CSP: csp, Title: report.Clean(fmt.Sprintf("%s — Postern %s · %s", r.Verdict.Text, r.ModeName(), r.Target)),
 		Tool: toolOf(r.Tool, r.ToolVersion), Generated: generated(r.Started), Reports: []*reportView{v}}
 	return tmpl.ExecuteTemplate(w, "page", p)
 }
@@ -83,7 +83,7 @@ func WriteFleet(w io.Writer, f *report.Fleet) error {
 		prefix := fmt.Sprintf("r%d-", i+1)
 		var v *reportView
 		if rn.Report == nil {
-			v = &reportView{Prefix: prefix, Heading: "Postern conformance · " + rn.Target, Unchecked: report.FirstLine(rn.Err, 0)}
+			v = &reportView{Prefix: prefix, Heading: report.Clean("Postern conformance · " + rn.Target), Unchecked: report.FirstLine(rn.Err, 0)}
 		} else {
 			v = view(rn.Report, prefix)
 		}
@@ -161,7 +161,7 @@ func fleetOf(f *report.Fleet) *fleetView {
 	}
 	for i, rn := range f.Runners {
 		prefix := fmt.Sprintf("r%d-", i+1)
-		row := fleetRow{Href: fmt.Sprintf("#runner-%d", i+1), Target: rn.Target, Agent: orNone(rn.Agent)}
+		row := fleetRow{Href: fmt.Sprintf("#runner-%d", i+1), Target: report.Clean(rn.Target), Agent: report.Clean(orNone(rn.Agent))}
 		if rn.Report == nil {
 			row.Agent, row.Verdict = "-", "Not checked: "+report.FirstLine(rn.Err, 200)
 			for range fv.Sections {
@@ -170,7 +170,7 @@ func fleetOf(f *report.Fleet) *fleetView {
 			fv.Rows = append(fv.Rows, row)
 			continue
 		}
-		row.Verdict = rn.Report.Verdict.Text
+		row.Verdict = report.Clean(rn.Report.Verdict.Text)
 		_, by := sections(rn.Report)
 		for _, s := range fv.Sections {
 			worst, cell := -1, fleetCell{}

@@ -102,8 +102,8 @@ const (
 
 // view builds the view of r, its anchors prefixed with prefix.
 func view(r *report.Report, prefix string) *reportView {
-	v := &reportView{Prefix: prefix, Verdict: r.Verdict.Text, VerdictClass: verdictClass(r)}
-	v.Heading = "Postern " + r.ModeName() + " · " + r.Target
+	v := &reportView{Prefix: prefix, Verdict: report.Clean(r.Verdict.Text), VerdictClass: verdictClass(r)}
+	v.Heading = report.Clean("Postern " + r.ModeName() + " · " + r.Target)
 	v.Facts = facts(r)
 	c := r.Counts()
 	v.Counts = c.String()
@@ -164,7 +164,7 @@ func verdictClass(r *report.Report) string {
 // facts are the header's facts: what was checked, how, with what.
 func facts(r *report.Report) []fact {
 	var out []fact
-	add := func(name, value string) { out = append(out, fact{name, value}) }
+	add := func(name, value string) { out = append(out, fact{name, report.Clean(value)}) }
 	add("Target", r.Target)
 	if label, rest, ok := strings.Cut(r.Verdict.Scope, ": "); ok {
 		add(label, rest)
@@ -503,13 +503,13 @@ func judged(tl *timeline.Timeline, ex *wire.Exchange) string {
 	if !ok {
 		return ""
 	}
-	s := fmt.Sprintf("Judged at %s (%s: %s)", since(tl.Start, p.At), p.Label, p.Saw)
+	s := fmt.Sprintf("Judged at %s (%s: %s)", since(tl.Start, p.At), report.Clean(p.Label), report.Clean(p.Saw))
 	if len(edges) == 0 {
 		return s + ", with no window in force: no answer had set one."
 	}
 	parts := make([]string, len(edges))
 	for i, e := range edges {
-		parts[i] = fmt.Sprintf("%s at %s", e.Label, since(tl.Start, e.At))
+		parts[i] = fmt.Sprintf("%s at %s", report.Clean(e.Label), since(tl.Start, e.At))
 	}
 	return s + ", against: " + strings.Join(parts, "; ") + "."
 }
