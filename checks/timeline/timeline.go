@@ -70,6 +70,10 @@ type Event struct {
 	Ex *wire.Exchange
 }
 
+// Answered is when the answer to a probe came (its sending, for a call):
+// the moment what came back is judged.
+func (e Event) Answered() time.Time { return e.At.Add(e.Took) }
+
 // Edge is a moment a judgement is made against: the end of an answer's
 // window or grace, a bound after a hook, a restart.
 type Edge struct {
@@ -94,7 +98,8 @@ const (
 
 // Judged is the probe of t a finding citing ex was judged on, and the
 // edges that judgement was made against: those of the latest call at or
-// before it that set any. ok is false where t has no probe with ex.
+// before its answer (Event.Answered) that set any. ok is false where t has
+// no probe with ex.
 func (t *Timeline) Judged(ex *wire.Exchange) (probe Event, edges []Edge, ok bool) {
 	if t == nil || ex == nil {
 		return Event{}, nil, false
@@ -108,7 +113,7 @@ func (t *Timeline) Judged(ex *wire.Exchange) (probe Event, edges []Edge, ok bool
 	if !ok {
 		return Event{}, nil, false
 	}
-	return probe, t.EdgesBefore(probe.At), true
+	return probe, t.EdgesBefore(probe.Answered()), true
 }
 
 // EdgesBefore are the edges of the latest call at or before at that set

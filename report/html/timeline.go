@@ -14,8 +14,8 @@ import (
 
 // A timeline drawn: an inline SVG of two lanes over one axis of time, the
 // other side's answers above (bands, and a mark where it was asked), the
-// party under test below (a dot per probe, coloured by what it reported),
-// and the edges across both; and the same in words beside it, for a
+// party under test below (a dot per probe where its answer came, coloured
+// by what it reported), and the edges across both; and the same in words beside it, for a
 // reader without the picture.
 
 // The drawing's geometry, in the SVG's own units (it scales to the page).
@@ -126,8 +126,9 @@ func draw(tl *timeline.Timeline, res engine.Record) *timelineView {
 			Title: fmt.Sprintf("%s %s: %s", since(tl.Start, c.At), report.Clean(c.Label), report.Clean(c.Saw))})
 	}
 	for _, p := range tl.Probes {
-		m := svgMark{X: x(p.At), Y: lowerTop + laneH/2, R: probeR, Class: "st-" + string(p.State),
-			Title: fmt.Sprintf("%s %s: %s (%s)", since(tl.Start, p.At), report.Clean(p.Label), report.Clean(p.Saw), p.Took.Round(time.Millisecond))}
+		m := svgMark{X: x(p.Answered()), Y: lowerTop + laneH/2, R: probeR, Class: "st-" + string(p.State),
+			Title: fmt.Sprintf("%s %s: %s (sent at %s, answered in %s)", since(tl.Start, p.Answered()), report.Clean(p.Label), report.Clean(p.Saw),
+				since(tl.Start, p.At), p.Took.Round(time.Millisecond))}
 		if judgedEx[p.Ex] {
 			m.R, m.Judged = judgedR, true
 			m.Title = "judged here: " + m.Title

@@ -503,7 +503,7 @@ func judged(tl *timeline.Timeline, ex *wire.Exchange) string {
 	if !ok {
 		return ""
 	}
-	s := fmt.Sprintf("Judged at %s (%s: %s)", since(tl.Start, p.At), report.Clean(p.Label), report.Clean(p.Saw))
+	s := fmt.Sprintf("Judged at %s (%s: %s)", since(tl.Start, p.Answered()), report.Clean(p.Label), report.Clean(p.Saw))
 	if len(edges) == 0 {
 		return s + ", with no window in force: no answer had set one."
 	}
