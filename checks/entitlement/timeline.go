@@ -21,7 +21,7 @@ import (
 
 // unreplayable is why no request of the walk can be replayed by curl:
 // Exchange.Reproduce says so rather than give a line that would mislead.
-const unreplayable = "the walk launched this runner for the step, against the checker's scripted distributor, and judged the answer against the window and grace of what that distributor had said; both are gone, so curl cannot send it as the walk did"
+const unreplayable = "the walk launched this runner for the step, against the checker's scripted distributor (or none), stopped it when the step ended, and judged its answer against when that distributor last answered; there is nothing left for curl to send it to"
 
 // lines are the steps' lines, by rule ID.
 type lines struct {
