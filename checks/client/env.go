@@ -280,7 +280,7 @@ func adapterWorks(tr *Trial, o Options) error {
 	case p.Killed:
 		return broken(fmt.Sprintf("it had not finished after --client-timeout (%s)", o.ClientTimeout))
 	case p.Exit != 0 || p.Signal != "":
-		return broken(p.ending())
+		return broken("it " + p.ending())
 	case !tr.printed(tr.Scenario.Value):
 		return broken(fmt.Sprintf("it exited 0 and printed %s where the output's value is %q", quoteTail(p.Stdout, p.StdoutCut), tr.Scenario.Value))
 	}

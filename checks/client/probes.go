@@ -120,7 +120,7 @@ func cite(t *T, tr *Trial) {
 func (tr *Trial) evidence() string {
 	p := tr.Process
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s (POSTERN_VERB=%s): %s", tr.Scenario.Name, tr.Scenario.Verb, p.ending())
+	fmt.Fprintf(&b, "scenario %s (POSTERN_VERB=%s): the client %s", tr.Scenario.Name, tr.Scenario.Verb, p.ending())
 	fmt.Fprintf(&b, "; it sent %s", tr.brief())
 	fmt.Fprintf(&b, "\nstdout: %s\nstderr: %s", quoteTail(p.StdoutTail, p.StdoutCut || len(p.StdoutTail) < len(p.Stdout)), quoteTail(p.StderrTail, len(p.StderrTail) < len(p.Stderr)))
 	return b.String()
@@ -133,13 +133,13 @@ func (p Process) ending() string {
 	case !p.Started:
 		return "it could not be started: " + p.Err
 	case p.Killed:
-		return fmt.Sprintf("killed at its deadline, after %s", took)
+		return fmt.Sprintf("was killed at its deadline, after %s", took)
 	case p.Crashed:
 		return fmt.Sprintf("died of %s after %s (exit %d)", p.Signal, took, p.Exit)
 	case p.Signal != "":
-		return fmt.Sprintf("ended by %s after %s", p.Signal, took)
+		return fmt.Sprintf("was ended by %s after %s", p.Signal, took)
 	}
-	return fmt.Sprintf("exit %d after %s", p.Exit, took)
+	return fmt.Sprintf("exited %d after %s", p.Exit, took)
 }
 
 // brief lists the requests as "GET describe 200, POST run 400 bad_request".
