@@ -31,12 +31,12 @@ var clauses = map[string][]Clause{
 	},
 	"3/client-level-from-status": {
 		{Name: "after-status", What: "stream called after status said level 2", Mark: "status answered level 2"},
-		{Name: "no-status", What: "stream called with no status read", Mark: "having read no status", Warns: true},
+		{Name: "no-status", What: "stream called with no status read", Mark: "having read no status"},
 	},
 	"2.1/client-unknown-code": {
 		{Name: "success", What: "an unknown code taken for a success", Mark: "exited 0, reporting a success"},
 		{Name: "crash", What: "the client dies of an unknown code", Mark: "the client died"},
-		{Name: "trace", What: "the client fails with an uncaught error of its own", Mark: "its own error, not a failure it reported", Warns: true},
+		{Name: "trace", What: "the client fails with an uncaught error of its own", Mark: "its own error, not a failure it reported"},
 	},
 	"2.1/client-error-sibling": {
 		{Name: "success", What: "an envelope with a member beside error taken for a success", Mark: "reported success"},

@@ -99,7 +99,7 @@ func unknownCode(t *T, tr *Trial) int {
 	case p.Exit == 0 && p.Signal == "":
 		fail(t, tr, ex, "refused %s, the client exited 0, reporting a success: an unknown code is a generic failure of its status class (§2.1)", ex.Brief())
 	case uncaught(p.Stderr) != "":
-		warn(t, tr, ex, "refused %s, the client exited %d with %s on stderr: its own error, not a failure it reported (inferred: an orderly report and a crash both exit non-zero, and §2.1 does not say how a client reports a failure)", ex.Brief(), p.Exit, uncaught(p.Stderr))
+		fail(t, tr, ex, "refused %s, the client exited %d with %s on stderr: its own error, not a failure it reported. A client that cannot handle a code it does not know has rejected it, which §2.1 says turns every new code into a breaking change", ex.Brief(), p.Exit, uncaught(p.Stderr))
 	}
 	return 1
 }

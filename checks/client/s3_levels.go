@@ -11,7 +11,13 @@ import (
 // inferred from a successful call. Asked for a stream by a Level 2 runner
 // whose describe still carries the withdrawn capabilities.streaming (which
 // §4.1 says a client acting on breaks §3 "in those words"), a client may
-// fall back to run, or decline; it may not call stream on an assumption.
+// fall back to run, or decline; it may not call stream on an assumption:
+// after status said level 2, or with no status read at all. (The other
+// reading, that a client trying the verb and acting on its 501 assumed
+// nothing, rests on §3 stating the 501 "including a client that read
+// level and called above it anyway": that sentence says why the runner's
+// duty covers every verb, and gives a client no leave. README.md and
+// traceability.tsv record the decision.)
 
 var section3 = []*Rule{
 	observed(&Rule{ID: "3/client-level-from-status", Section: "3", Level: 3, Keyword: MustNot,
@@ -31,7 +37,7 @@ var section3 = []*Rule{
 					return
 				}
 			}
-			warn(t, tr, first.Ex, "the client sent POST stream having read no status: it assumed level 3 (inferred: §3 lets a level be inferred from a successful call, and its 501 holds \"including a client that read level and called above it anyway\", so a client trying the verb and acting on the 501 may say it assumed nothing)")
+			fail(t, tr, first.Ex, "the client sent POST stream having read no status: it called a verb on a level it had neither read from status nor inferred from a successful call (§3). The 501 that answers it is the runner's duty toward such a client, not leave to be one")
 		}}, scripted.LevelTwoStream),
 }
 

@@ -47,16 +47,28 @@ var section4_3 = []*Rule{
 		"a client ignores id: lines",
 		"with an id: line in every event (§4.3: a client ignores id: where it meets it)"),
 	observed(&Rule{ID: "4.3/client-retry-ignored", Section: "4.3", Level: 3, Keyword: Must,
-		Title: "a client ignores retry: and opens no second stream",
+		Title: "a client ignores retry: and opens no second stream, whether the stream ends or drops",
 		Probe: func(t *T) {
+			judged := 0
+			for _, name := range []string{scripted.RetryLine, scripted.RetryDropped} {
+				tr := t.Env.Trial(name)
+				if tr == nil || tr.Err != nil || len(tr.sent(protocol.Stream)) == 0 {
+					continue
+				}
+				judged++
+				cite(t, tr)
+				if n := len(tr.sent(protocol.Stream)) + tr.Dropped; n > 1 {
+					fail(t, tr, tr.sent(protocol.Stream)[1].Ex, "with a retry: line in the stream, the client sent %d stream requests: it reconnected, as retry: instructs, and each stream is a new run of the agent (§4.3: a client ignores retry:; §4.5: a reopened stream starts the agent again)", n)
+				}
+			}
 			tr := trialOf(t, scripted.RetryLine)
 			finished(t, tr)
 			streamed(t, tr)
-			if n := len(tr.sent(protocol.Stream)); n > 1 {
-				fail(t, tr, tr.sent(protocol.Stream)[1].Ex, "with a retry: line in the stream, the client sent %d stream requests: it reconnected, and each stream is a new run of the agent (§4.3: a client ignores retry:; §4.5: a reopened stream starts the agent again)", n)
-			}
 			printsValue(t, tr, "with a retry: line before the first event (§4.3: a client ignores retry: where it meets it)")
-		}}, scripted.RetryLine),
+			if judged == 0 {
+				t.NotApplicable("the client sent no stream request in either scenario")
+			}
+		}}, scripted.RetryLine, scripted.RetryDropped),
 	grammar("client-unknown-event", scripted.UnknownEvent, Must,
 		"a client skips event names it does not know rather than aborting",
 		"with events named progress and usage-estimate between the deltas (§4.3: a client ignores unrecognised event names)"),

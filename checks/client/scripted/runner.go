@@ -16,6 +16,7 @@ package scripted
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -65,6 +66,9 @@ type Reply struct {
 	ContentType string
 	Body        []byte
 	Chunks      [][]byte
+	// Drop ends the connection once the chunks are written, with no
+	// proper end to the body: a stream that drops before done.
+	Drop bool
 }
 
 // Request is one request the runner received, with what it answered.
@@ -91,6 +95,9 @@ type Runner struct {
 	inputs []input
 	srv    *http.Server
 	done   chan struct{}
+	// conns counts the connections open: Close waits for every one to
+	// end, so that the log it leaves holds every request that came.
+	conns sync.WaitGroup
 
 	mu      sync.Mutex
 	log     []Request
@@ -114,6 +121,15 @@ func Start(s Script) (*Runner, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          log.New(io.Discard, "", 0),
+		// Counted from Serve's own goroutine, before Close can wait.
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			switch st {
+			case http.StateNew:
+				r.conns.Add(1)
+			case http.StateHijacked, http.StateClosed:
+				r.conns.Done()
+			}
+		},
 	}
 	go func() {
 		defer close(r.done)
@@ -122,11 +138,13 @@ func Start(s Script) (*Runner, error) {
 	return r, nil
 }
 
-// Close stops the runner: the listener and every connection. The log stays
-// readable. Closing twice is harmless.
+// Close stops the runner: the listener and every connection, and waits for
+// the requests being answered to be logged. The log stays readable.
+// Closing twice is harmless.
 func (r *Runner) Close() {
 	_ = r.srv.Close()
 	<-r.done
+	r.conns.Wait()
 }
 
 // Log is every request kept, in order of arrival, and how many more came
@@ -161,8 +179,17 @@ func (r *Runner) serve(w http.ResponseWriter, req *http.Request) {
 	rec.flush()
 	ex.Status, ex.Header, ex.Body, ex.Truncated = rec.status, rec.header, keep(rec.body.Bytes()), rec.body.Len() > KeptBody
 	ex.Elapsed = time.Since(start)
+	if rec.drop {
+		ex.Err = errDropped
+	}
 	r.record(q)
+	if rec.drop {
+		panic(http.ErrAbortHandler) // the connection ends here, mid-body
+	}
 }
+
+// errDropped marks, in the log, an answer the runner dropped mid-body.
+var errDropped = errors.New("the runner dropped the connection before the body ended, as its script says")
 
 // answer writes the answer to req and returns the verb addressed and, for
 // a request refused for what it said, why.
@@ -354,6 +381,7 @@ type recorder struct {
 	status int
 	body   bytes.Buffer
 	wrote  bool
+	drop   bool
 }
 
 func (w *recorder) json(status int, body []byte) {
@@ -391,6 +419,7 @@ func (w *recorder) reply(rp Reply) {
 			f.Flush()
 		}
 	}
+	w.drop = rp.Drop
 }
 
 func (w *recorder) write(b []byte) {

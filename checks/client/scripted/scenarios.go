@@ -73,6 +73,7 @@ const (
 	UnknownField      = "unknown-field"
 	IDLines           = "id-lines"
 	RetryLine         = "retry-line"
+	RetryDropped      = "retry-dropped"
 	UnknownEvent      = "unknown-event"
 	DeltasDisagree    = "deltas-disagree"
 	StartedLatency    = "started-latency"
@@ -80,6 +81,7 @@ const (
 	BytesPNG          = "bytes-png"
 	BytesUpperCase    = "bytes-upper-case"
 	BytesUnknownMedia = "bytes-unknown-media"
+	InputKeys         = "input-keys"
 	UnknownInputType  = "unknown-input-type"
 	UnknownValidation = "unknown-validation"
 	UnknownCode4xx    = "unknown-code-4xx"
@@ -152,13 +154,17 @@ func build() []Scenario {
 		}, nil))
 	add(streamScenario(RetryLine, Breach, "§4.3", "a retry: line before the first event, which a runner MUST NOT send and a client ignores",
 		"A brief whose stream asked for reconnection.", Framing{Preamble: []string{"retry: 50"}}, nil))
+	s := streamScenario(RetryDropped, Breach, "§4.3", "a retry: line, then the stream drops after a delta, before done: a client that obeys retry: reopens it, which starts a new run (§4.5)",
+		"", Framing{Preamble: []string{"retry: 50"}}, func(evs []Event) []Event { return evs[:3] })
+	s.Script.Stream.Drop = true
+	add(s)
 	add(streamScenario(UnknownEvent, Later, "§4.3", "events named progress and usage-estimate between the deltas",
 		"A brief streamed among events nobody defined yet.", Framing{}, func(evs []Event) []Event {
 			return slices.Insert(evs, 3,
 				Event{"progress", map[string]any{"fraction": 0.5}},
 				Event{"usage-estimate", map[string]any{"output_tokens": 12}})
 		}))
-	s := streamScenario(DeltasDisagree, Breach, "§4.3", "deltas that add up to a draft, and a done whose value differs",
+	s = streamScenario(DeltasDisagree, Breach, "§4.3", "deltas that add up to a draft, and a done whose value differs",
 		"The final brief, as done carries it.", Framing{}, func(evs []Event) []Event {
 			for i := range evs {
 				if evs[i].Name == "delta" {
@@ -186,7 +192,7 @@ func build() []Scenario {
 	s.Script.Describe = describeWith(func(d map[string]any) { d["output"] = map[string]any{"type": "bytes"} })
 	s.Script.Run = runReply(map[string]any{"type": "bytes", "media_type": s.Type, "value": s.Hidden})
 	add(s)
-	s = runScenario(BytesUpperCase, Latitude, "§4.1.4", "a bytes output whose media_type is IMAGE/PNG, in upper case", "")
+	s = runScenario(BytesUpperCase, Breach, "§4.1.4", "a bytes output whose media_type is IMAGE/PNG, in upper case (a runner emits it in lower case; a client compares without case)", "")
 	s.Type, s.Hidden = "IMAGE/PNG", base64.StdEncoding.EncodeToString(onePixelPNG)
 	s.Script.Describe = describeWith(func(d map[string]any) { d["output"] = map[string]any{"type": "bytes"} })
 	s.Script.Run = runReply(map[string]any{"type": "bytes", "media_type": s.Type, "value": s.Hidden})
@@ -198,6 +204,14 @@ func build() []Scenario {
 	add(s)
 
 	// §4.1.1: inputs.
+	s = runScenario(InputKeys, Latitude, "§4.1.1", "required inputs keyed with every character the key grammar admits: Region.Code, max-words, Top_K", "A brief keyed exactly as describe keys it.")
+	s.Script.Describe = describeWith(func(d map[string]any) {
+		d["inputs"] = append(d["inputs"].([]any),
+			map[string]any{"key": "Region.Code", "label": "Region code", "type": "text", "required": true, "default": nil, "validation": map[string]any{"max_length": 8}},
+			map[string]any{"key": "max-words", "label": "Most words", "type": "number", "required": true, "default": nil, "validation": map[string]any{"min": 10, "max": 500}},
+			map[string]any{"key": "Top_K", "label": "Sources", "type": "select", "required": true, "default": nil, "validation": map[string]any{"options": []any{"3", "5"}}})
+	})
+	add(s)
 	s = runScenario(UnknownInputType, Later, "§4.1.1", "a required input of type colour, which no client knows yet", "A brief in the colours it was given.")
 	s.Type = "colour"
 	s.Script.Describe = describeWith(func(d map[string]any) {
