@@ -131,6 +131,9 @@ func Start(s Script) (*Runner, error) {
 			}
 		},
 	}
+	// One request a connection: a client holds no idle connection open
+	// that could keep its process from exiting once it is done.
+	r.srv.SetKeepAlivesEnabled(false)
 	go func() {
 		defer close(r.done)
 		_ = r.srv.Serve(ln)
