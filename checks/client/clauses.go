@@ -1,6 +1,9 @@
 package client
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // Clause is one of the several things a rule checks, any of which a client
 // can break alone. The proof plants a fault per clause (fixtures/client's
@@ -52,11 +55,4 @@ var clauses = map[string][]Clause{
 func Clauses(id string) []Clause { return clauses[id] }
 
 // ClausedRules lists, sorted, the rules that declare clauses.
-func ClausedRules() []string {
-	ids := make([]string, 0, len(clauses))
-	for id := range clauses {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
+func ClausedRules() []string { return slices.Sorted(maps.Keys(clauses)) }

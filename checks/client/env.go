@@ -39,14 +39,14 @@ type (
 	Keyword = engine.Keyword
 )
 
-// The keywords and bindings rules carry.
+// The keywords and the binding the client rules carry: every rule binds
+// directly but the request rules, which bind by a chain through a
+// runner's refusal.
 const (
-	Must      = engine.Must
-	MustNot   = engine.MustNot
-	Should    = engine.Should
-	ShouldNot = engine.ShouldNot
-	Chain     = engine.Chain
-	Inferred  = engine.Inferred
+	Must    = engine.Must
+	MustNot = engine.MustNot
+	Should  = engine.Should
+	Chain   = engine.Chain
 )
 
 // Options is one client check as a user asks for it.
