@@ -43,16 +43,18 @@ func Exec(ctx context.Context, command string, env []string, o ExecOptions) Resu
 	err := cmd.Wait()
 	res.Elapsed = time.Since(start)
 	_ = syscall.Kill(-pgid, syscall.SIGKILL) // what it left running in its group
-	res.Killed = ctx.Err() != nil
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) && !res.Killed {
-		res.WaitErr = err
-	}
 	if st := cmd.ProcessState; st != nil {
 		res.ExitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal()
 		}
+	}
+	// Killed by ctx's end, not merely ended as it came: the kill is a
+	// SIGKILL to the group, which sh reports as its own death by it.
+	res.Killed = ctx.Err() != nil && res.Signal == syscall.SIGKILL
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) && !res.Killed {
+		res.WaitErr = err
 	}
 	return res
 }
