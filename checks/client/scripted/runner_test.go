@@ -47,7 +47,7 @@ func TestRunnerValidatesAsARunnerDoes(t *testing.T) {
 		{"application/json", `{"inputs":{"prompt":"x","Region.Code":"eu","max-words":"10","Top_K":"3"}}`, 400, "max-words: a number input, sent as a string"},
 		{"application/json", `{"inputs":{"prompt":"x","Region.Code":"eu","max-words":9,"Top_K":"3"}}`, 400, "below the minimum"},
 		{"application/json", `{"inputs":{"prompt":"x","Region.Code":"eu","max-words":10,"Top_K":"4"}}`, 400, "not one of the options"},
-		{"application/json", `{"inputs":{"prompt":"x","Region.Code":"europe-west","max-words":10,"Top_K":"3"}}`, 400, "longer than max_length"},
+		{"application/json", `{"inputs":{"prompt":"` + strings.Repeat("x", 201) + `","Region.Code":"eu","max-words":10,"Top_K":"3"}}`, 400, "longer than max_length"},
 	} {
 		if got := post(t, r, "run", c.ctype, c.body); got != c.status {
 			t.Errorf("%q %s: %d, want %d", c.ctype, c.body, got, c.status)

@@ -207,7 +207,7 @@ func build() []Scenario {
 	s = runScenario(InputKeys, Latitude, "§4.1.1", "required inputs keyed with every character the key grammar admits: Region.Code, max-words, Top_K", "A brief keyed exactly as describe keys it.")
 	s.Script.Describe = describeWith(func(d map[string]any) {
 		d["inputs"] = append(d["inputs"].([]any),
-			map[string]any{"key": "Region.Code", "label": "Region code", "type": "text", "required": true, "default": nil, "validation": map[string]any{"max_length": 8}},
+			map[string]any{"key": "Region.Code", "label": "Region code", "type": "text", "required": true, "default": nil},
 			map[string]any{"key": "max-words", "label": "Most words", "type": "number", "required": true, "default": nil, "validation": map[string]any{"min": 10, "max": 500}},
 			map[string]any{"key": "Top_K", "label": "Sources", "type": "select", "required": true, "default": nil, "validation": map[string]any{"options": []any{"3", "5"}}})
 	})
