@@ -174,7 +174,7 @@ var section5_6 = []*Rule{
 	},
 	{
 		ID: "5.6/withdrawn-410", Section: "5.6", Level: 1, Keyword: Must, Binding: Chain, Chain: "§5.6's status for a withdrawal",
-		Title: "once a withdrawn agent's check answers revoked, its bundle answers the buyer 410 withdrawn, never 200 or 404; any 410 carries code withdrawn",
+		Title: "once a withdrawn agent's check says its access ended (revoked, or 404), its bundle answers the buyer 410 withdrawn, never 200 or 404; any 410 carries code withdrawn",
 		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(roleChecks, withdrawnBundle),
 		Probe: func(t *T) {
 			w := withdrawnOf(t)

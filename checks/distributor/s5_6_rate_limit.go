@@ -80,7 +80,8 @@ const notLoopback = "a second source address, 127.0.0.2, is this machine only wh
 // Where names the rules this check decides only on some targets, and why
 // no other target shows them (list --coverage says so).
 func Where() map[string]string {
-	return map[string]string{"5.6/rate-limit-both-buckets": "only a distributor on loopback: " + notLoopback + "; from one source address a check cannot tell which bucket refused"}
+	return map[string]string{"5.6/rate-limit-both-buckets": "only on a distributor on loopback, with --rate-limit: " + notLoopback +
+		"; off loopback it is not checked, since from one source address a check cannot tell which bucket refused"}
 }
 
 // §5.6's rate limit, with --rate-limit: a burst of bundle requests with the

@@ -116,6 +116,22 @@ func indieCases() []indieCase {
 		{name: "no-rate-limit", serve: fault("no-rate-limit"), check: rate, caught: warn("5.6/rate-limited")},
 		{name: "sigrix-window-300", serve: []string{"--profile", "sigrix", "--window", "300", "--cache-ttl", "1"},
 			check: []string{"--profile", "sigrix"}, want: 1, caught: fail("8/declared-bounds")},
+		// A withdrawal, whichever way its tail runs: the check active with
+		// the date through a tail that serves the bundle (§8), or one whose
+		// bundle is already 410 with the same date (§5.3, §5.6).
+		{name: "tail", provision: []string{"tail"}, serve: []string{"--window", "1"}},
+		{name: "tail-410", provision: []string{"tail"}, serve: fault("tail-410")},
+		{name: "tail-bundle-404", provision: []string{"tail"}, serve: fault("tail-bundle-404"), want: 1, caught: fail("5.6/withdrawn-tail-not-404")},
+		{name: "ended-bundle-served", serve: fault("ended-bundle-served"), want: 1, caught: fail("5.6/withdrawn-410")},
+		{name: "gone-to-anyone", serve: fault("gone-to-anyone"), want: 1, caught: fail("5.5/withdrawn-indistinguishable")},
+		// The CDN's header on a miss of the catalogue: every other 404 is
+		// told apart from it.
+		{name: "cache-missing-listing", serve: fault("cache-missing-listing"), want: 1,
+			caught: fail("5.5/token-indistinguishable", "5.5/agent-indistinguishable", "5.5/withdrawn-indistinguishable")},
+		{name: "bad-id-hint", serve: fault("bad-id-hint"), want: 1, caught: fail("5.3.1/bad-id-invariant")},
+		{name: "token-in-check", serve: fault("token-in-check"), caught: warn("7/token-never-echoed")},
+		{name: "all-flag", serve: fault("all-flag"), want: 1, caught: fail("5.3/no-widening")},
+		{name: "ratelimit-one-bucket", serve: fault("ratelimit-one-bucket"), check: rate, caught: warn("5.6/rate-limit-both-buckets")},
 	}
 	// Both ways: what SPEC admits either way must not fail.
 	for _, f := range []string{"reversal-as-404", "seconds-stamp", "fresh-reads", "detail-absent", "echo-bad-id", "grace-zero",
