@@ -56,15 +56,17 @@ func indieCases() []indieCase {
 		// closes the set of codes, so this warns, inferred.
 		{name: "rate-429", serve: fault("rate-429"), check: rate, caught: warn("2.1/distributor-codes")},
 		// Planted mistakes.
+		// A stranger, a dead token or none asking for the withdrawn agent
+		// goes down the same branch as for any other: its rule names it too.
 		{name: "forbidden-unowned", serve: fault("forbidden-unowned"), want: 1,
-			caught: fail("5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404", "2.1/distributor-codes")},
+			caught: fail("5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404", "2.1/distributor-codes", "5.5/withdrawn-indistinguishable")},
 		{name: "unauthorized-token", serve: fault("unauthorized-token"), want: 1,
-			caught: fail("5.5/dead-token-404", "2.1/distributor-codes", "7/rotated-token-dead")},
-		{name: "dead-token-message", serve: fault("dead-token-message"), want: 1, caught: fail("5.5/token-indistinguishable")},
+			caught: fail("5.5/dead-token-404", "2.1/distributor-codes", "7/rotated-token-dead", "5.5/withdrawn-indistinguishable")},
+		{name: "dead-token-message", serve: fault("dead-token-message"), want: 1, caught: fail("5.5/token-indistinguishable", "5.5/withdrawn-indistinguishable")},
 		{name: "decode-slash", serve: fault("decode-slash"), want: 1, caught: fail("5.3.1/encoded-slash", "5.3.1/encoded-octet")},
 		{name: "fold-case", serve: fault("fold-case"), want: 1, caught: fail("5.3.1/bad-id-not-corrected")},
 		{name: "session-cookie", serve: fault("session-cookie"), want: 1, caught: fail("5.3/no-widening")},
-		{name: "ratelimit-buyers", serve: fault("ratelimit-buyers"), want: 1, caught: fail("5.5/token-indistinguishable")},
+		{name: "ratelimit-buyers", serve: fault("ratelimit-buyers"), want: 1, caught: fail("5.5/token-indistinguishable", "5.5/withdrawn-indistinguishable")},
 		{name: "query-token", serve: fault("query-token"), want: 1, caught: fail("5.3/no-widening")},
 		// Which answer the token's one cache entry holds hangs on timing:
 		// where the window lapses before the checks of the agents given (a

@@ -635,7 +635,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.refuse(403, "not_entitled", "You have not bought this agent.")
             return self.not_found()
         ends = rec.get("access_ends_at")
-        listing = D.authority.catalogue[agent]
+        listing = D.authority.catalogue.get(agent, {})
         if ends is not None and ends <= clock() and "ended-bundle-served" not in D.faults:
             return self.gone(listing, ends)
         if listing.get("withdrawn_at") is not None and ends is not None and ends > clock():
