@@ -62,15 +62,17 @@ type Options struct {
 	// given; Rotated a predecessor of Token, rotated away (§7).
 	Stranger, Rotated string
 	// Revoked is an agent the buyer bought and whose purchase was reversed
-	// (§5.4); Withdrawn one the buyer owned that was withdrawn from sale
-	// (§5.3 access_ends_at, §5.6 410); Unowned a listed agent the buyer
-	// does not own.
+	// (§5.4); Withdrawn one the buyer owned that was withdrawn from sale,
+	// its access ended or still in a tail (§5.3 access_ends_at, §5.6 410,
+	// §8); Unowned a listed agent the buyer does not own.
 	Revoked, Withdrawn, Unowned string
 	// Revoke and Restore reverse the buyer's purchase of Agent and undo the
 	// reversal, out of band; each returns once the authority has recorded
 	// it. With both, the timed rules run.
 	Revoke, Restore Hook
-	// RateLimit opts in to §5.6's burst (a few hundred bundle requests).
+	// RateLimit opts in to §5.6's burst (a few hundred bundle requests)
+	// and, on loopback, to the requests from 127.0.0.2 that show whether a
+	// refusal counts against both buckets.
 	RateLimit bool
 	// Profile "sigrix" also checks §8.
 	Profile string

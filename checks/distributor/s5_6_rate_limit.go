@@ -123,7 +123,8 @@ var sectionRateLimit = []*Rule{
 //  2. what A's bucket holds is bounded: by every bundle request A sent,
 //     where the stranger's token from A is refused now, or else by those
 //     and as many more, each with a token no one issued, as it takes to
-//     be refused;
+//     be refused (the stranger's token from A, refused then, shows it was
+//     A's bucket);
 //  3. the buyer's token is sent from B twice as many times as A's bucket
 //     holds, each refused by the token's bucket, and the stranger's token
 //     from B every step: where refusals count against B's bucket, it
@@ -205,7 +206,10 @@ func bothBuckets(t *T, b burstOf) {
 		if !full {
 			t.NotApplicable("%d more requests from this address, each with a token no one issued, were not refused: no limit per address showed (or it counts only tokens that resolve), so nothing shows what a refusal is counted against", n)
 		}
-		holds += n
+		if !limited(one(nil, e.Stranger, "the stranger's token from this address: was it this address's bucket that refused?")) {
+			t.NotApplicable("a token no one issued was refused from this address after %d requests, but the stranger's token from here was then served: the refusal was not this address's (a bucket the tokens no one issued share, say), so what it holds is not shown", n)
+		}
+		holds += n + 1
 	}
 	t.Note("the buyer's token was refused from %s within %d requests, the stranger's served there; this address's bucket holds at most %d", secondSource, filled+1, holds)
 	// 3. Refusals from B, and whether B's bucket fills with them.
