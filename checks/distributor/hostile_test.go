@@ -227,7 +227,9 @@ func TestBothBucketsOnlyOnLoopback(t *testing.T) {
 	// The client dials localhost; the rule asks the resolver given.
 	o.Target, o.RateLimit, o.Timeout = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1), true, 5*time.Second
 	o.Rules = []string{"5.6/rate-limit-both-buckets"}
-	o.Lookup = func(context.Context, string) ([]net.IPAddr, error) { return []net.IPAddr{{IP: net.ParseIP("192.0.2.7")}}, nil }
+	o.Lookup = func(context.Context, string) ([]net.IPAddr, error) {
+		return []net.IPAddr{{IP: net.ParseIP("192.0.2.7")}}, nil
+	}
 	_, results, err := distributor.Check(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
