@@ -217,6 +217,11 @@ func coverage(w io.Writer) error {
 	fmt.Fprintf(w, "\nObligations on a runner: %d, checked %d (%.0f%%).\n", c.RunnerRows, c.RunnerChecked, pct(c.RunnerChecked, c.RunnerRows))
 	d := c.BySubject["distributor"]
 	fmt.Fprintf(w, "Obligations on a distributor: %d, checked %d (%.0f%%) by postern-conformance distributor.\n", d[0], d[1], pct(d[1], d[0]))
+	for _, r := range rows {
+		if why := checkedWhere(r); why != "" {
+			fmt.Fprintf(w, "  %s (%s) is checked %s.\n", r.ID, r.Obligation, why)
+		}
+	}
 	cl := c.BySubject["client"]
 	fmt.Fprintf(w, "Obligations on a client: %d, checked %d (%.0f%%) by postern-conformance client; the rest no scenario can observe:\n", cl[0], cl[1], pct(cl[1], cl[0]))
 	for _, r := range rows {
@@ -228,6 +233,20 @@ func coverage(w io.Writer) error {
 	fmt.Fprintf(w, "Checked without --execute: %d of %d obligations (%.0f%%), %d of the %d on a runner (%.0f%%); only with --execute: %d more.\n",
 		c.Default, c.Rows, pct(c.Default, c.Rows), c.RunnerDefault, c.RunnerRows, pct(c.RunnerDefault, c.RunnerRows), c.ExecuteOnly)
 	return nil
+}
+
+// checkedWhere says where a row is checked, when every rule checking it
+// decides it only on some targets (distributor.Where), or "".
+func checkedWhere(r checks.TraceRow) string {
+	why := ""
+	for _, id := range r.Checks {
+		w, ok := distributor.Where()[id]
+		if !ok {
+			return ""
+		}
+		why = w
+	}
+	return why
 }
 
 var bindingWordsCoverage = map[runner.Binding]string{
