@@ -158,8 +158,6 @@ func indieScript(t *testing.T) string {
 	return script
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // provisionIndie creates the distributor's ledger in dir and returns the
 // inputs it printed (TOKEN, AGENT, …).
 func provisionIndie(ctx context.Context, script, dir string, faults []string) (map[string]string, error) {
