@@ -13,8 +13,8 @@ import (
 
 // TestHTMLEveryMode: --html writes the page in every mode (its rendering
 // is report/html's to test, and checks/browser's to look at): a check, a
-// fleet, a walk and a distributor check, each with the verdict the run
-// reached; a walk's page and a distributor check's carry their timelines.
+// fleet, a walk, a distributor check and a client check, each with the
+// verdict the run reached; a walk's page and a distributor check's carry their timelines.
 func TestHTMLEveryMode(t *testing.T) {
 	dir := t.TempDir()
 	page := func(name string) string {
@@ -37,8 +37,13 @@ func TestHTMLEveryMode(t *testing.T) {
 			[]string{"Entitlement mishandled", `<figure class="timeline">`, "window of check 1 ends", `class="judged"`}},
 		{"distributor.html", []string{"demo", "distributor", "--rule", "5.3/answer-schema"}, 0,
 			[]string{"Postern distributor check", `data-outcome="PASS"`}},
+		{"client.html", []string{"demo", "client", "--fault", "text-plain-body", "--scenario", "plain"}, 1,
+			[]string{"Client nonconformant", `data-outcome="FAIL"`, "No curl line reproduces it: the client under test sent this request"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.args[0] == "demo" && c.args[1] == "client" {
+				asCommand(t) // demo client runs this binary as the reference client
+			}
 			code, out := runMsg(t, append(c.args, "--no-color", "--html", filepath.Join(dir, c.name))...)
 			assert.Check(t, is.Equal(code, c.code), out)
 			p := page(c.name)
