@@ -5,9 +5,9 @@
 //
 //	chirunner [-level 1|2|3] [-allow-origin URL]... [-idempotent]
 //	          [-max-run-seconds N] [-max-concurrent N] [-credential ENV]
-//	          [-auth-token TOKEN] [-agent-ms N] [-starts-file PATH]
-//	          [-mistake NAME]...
+//	          [-auth-token TOKEN] [-agent-ms N] [-mistake NAME]...
 //
+// POSTERN_START_LOG names a file it appends one line to per agent start.
 // It prints POSTERN_PORT=<port> first on stdout (§2) and logs to stderr.
 //
 // It is a module of its own under testdata, so the checker's go.mod does not
@@ -52,6 +52,8 @@ var mistakes = map[string]string{
 	"cors-reflect":         "AllowOriginFunc that returns true: any Origin is echoed as allowed",
 	"http-error":           "a body that is not JSON answered with http.Error: text/plain",
 	"no-media-check":       "no Content-Type check: any body that decodes runs",
+	"allow-content-type":   "chi's middleware.AllowContentType for the media type: an empty 415, before the level",
+	"write-timeout":        "http.Server{WriteTimeout: 1s}, from a hardening guide: longer runs are cut, no limit declared",
 }
 
 type strList []string
@@ -68,7 +70,6 @@ type config struct {
 	credential    string
 	authToken     string
 	agentMs       int
-	startsFile    string
 	mistakes      map[string]bool
 }
 
@@ -96,7 +97,6 @@ func main() {
 	flag.StringVar(&cfg.credential, "credential", "", "an environment variable the agent needs")
 	flag.StringVar(&cfg.authToken, "auth-token", "", "require Authorization: Bearer TOKEN")
 	flag.IntVar(&cfg.agentMs, "agent-ms", 30, "how long the agent takes")
-	flag.StringVar(&cfg.startsFile, "starts-file", "", "write the count of agent starts here")
 	flag.Var(&ms, "mistake", "plant a mistake (repeatable): "+strings.Join(sortedKeys(mistakes), ", "))
 	flag.Parse()
 	if cfg.level < 1 || cfg.level > 3 || cfg.maxConcurrent < 1 {
@@ -120,6 +120,9 @@ func main() {
 	log.SetOutput(os.Stderr)
 	log.Printf("chi runner: level %d, mistakes %v", cfg.level, sortedKeys(cfg.mistakes))
 	srv := &http.Server{Handler: newRunner(cfg).routes(), ReadHeaderTimeout: 10 * time.Second}
+	if cfg.mistakes["write-timeout"] {
+		srv.WriteTimeout = time.Second
+	}
 	log.Fatal(srv.Serve(ln))
 }
 
@@ -147,7 +150,7 @@ type keyEntry struct {
 type runner struct {
 	cfg      config
 	inFlight atomic.Int64
-	starts   atomic.Int64
+	startMu  sync.Mutex
 	seq      atomic.Int64
 	mu       sync.Mutex
 	answered map[string]keyEntry
@@ -227,12 +230,16 @@ func (rn *runner) routes() http.Handler {
 			refuse(w, 405, "bad_request", fmt.Sprintf("%s is not served on %s.", r.Method, r.URL.Path), nil)
 		})
 	}
+	posts := perRoute
+	if rn.has("allow-content-type") {
+		posts = append(slices.Clone(perRoute), middleware.AllowContentType("application/json"))
+	}
 	r.Route(prefix, func(r chi.Router) {
 		r.Use(rn.requireAuth)
 		r.With(perRoute...).Get("/describe", rn.describe)
 		r.With(perRoute...).Get("/status", rn.status)
-		r.With(perRoute...).Post("/run", rn.run)
-		r.With(perRoute...).Post("/stream", rn.stream)
+		r.With(posts...).Post("/run", rn.run)
+		r.With(posts...).Post("/stream", rn.stream)
 	})
 	return r
 }
@@ -406,7 +413,7 @@ func (rn *runner) admit(w http.ResponseWriter, r *http.Request, level int) (*job
 		refuse(w, 501, "not_implemented", fmt.Sprintf("This runner serves Level %d; this verb needs Level %d.", rn.cfg.level, level), nil)
 		return nil, nil
 	}
-	if !rn.has("no-media-check") {
+	if !rn.has("no-media-check") && !rn.has("allow-content-type") {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
 			refuse(w, 400, "bad_request", "The body must be application/json.", nil)
@@ -495,7 +502,7 @@ func (rn *runner) execute(ctx context.Context, j *job, emit func(event string, d
 	}
 	runID := rn.newRunID()
 	emit("start", map[string]any{"run_id": runID})
-	text, err := rn.agent(ctx, j.v, emit)
+	text, err := rn.agent(ctx, runID, j.v, emit)
 	var a answer
 	switch {
 	case err == nil:
@@ -517,11 +524,21 @@ func (rn *runner) execute(ctx context.Context, j *job, emit func(event string, d
 	return &a
 }
 
-func (rn *runner) agent(ctx context.Context, v values, emit func(string, any)) (string, error) {
-	n := rn.starts.Add(1)
-	if rn.cfg.startsFile != "" {
-		_ = os.WriteFile(rn.cfg.startsFile, fmt.Appendf(nil, "%d\n", n), 0o644)
+func (rn *runner) noteStart(runID string) {
+	name := os.Getenv("POSTERN_START_LOG")
+	if name == "" {
+		return
 	}
+	rn.startMu.Lock()
+	defer rn.startMu.Unlock()
+	if f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		fmt.Fprintln(f, runID)
+		f.Close()
+	}
+}
+
+func (rn *runner) agent(ctx context.Context, runID string, v values, emit func(string, any)) (string, error) {
+	rn.noteStart(runID)
 	word := v.text
 	if v.tone == "loud" {
 		word = strings.ToUpper(word)

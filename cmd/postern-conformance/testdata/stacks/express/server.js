@@ -7,8 +7,9 @@
 //   node server.js [--level 1|2|3] [--allow-origin URL]... [--idempotent]
 //                  [--max-run-seconds N] [--max-concurrent N]
 //                  [--credential ENV] [--auth-token TOKEN] [--agent-ms N]
-//                  [--starts-file PATH] [--mistake NAME]...
+//                  [--mistake NAME]...
 //
+// POSTERN_START_LOG names a file it appends one line to per agent start.
 // It prints POSTERN_PORT=<port> first on stdout (§2) and logs to stderr.
 'use strict';
 
@@ -27,12 +28,13 @@ const MISTAKES = {
   'cors-route-only': 'cors() on each route, none for OPTIONS: a preflight falls to the catch-all 404',
   'json-any-type': "express.json({type: '*/*'}) and no media-type check: a text/plain body runs",
   'lenient-types': 'inputs coerced with Number()/String() rather than type-checked',
+  'compression': 'app.use(compression()) and no res.flush(): a gzip client gets the stream in one piece at the end',
 };
 
 function parseArgs(argv) {
   const cfg = {
     level: 3, origins: [], idempotent: false, maxRunSeconds: 0, maxConcurrent: 4,
-    credential: '', authToken: '', agentMs: 30, startsFile: '', mistakes: new Set(),
+    credential: '', authToken: '', agentMs: 30, mistakes: new Set(),
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -49,7 +51,6 @@ function parseArgs(argv) {
       case '--credential': cfg.credential = value(); break;
       case '--auth-token': cfg.authToken = value(); break;
       case '--agent-ms': cfg.agentMs = Number(value()); break;
-      case '--starts-file': cfg.startsFile = value(); break;
       case '--mistake': {
         const m = value();
         if (!(m in MISTAKES)) die(`unknown mistake ${m}; known: ${Object.keys(MISTAKES).join(', ')}`);
@@ -165,11 +166,10 @@ const corsMiddleware = has('cors-default')
 
 // ---- the agent ----
 
-let starts = 0;
+const START_LOG = process.env.POSTERN_START_LOG;
 
-function countStart() {
-  starts++;
-  if (cfg.startsFile) fs.writeFileSync(cfg.startsFile, `${starts}\n`);
+function noteStart(runId) {
+  if (START_LOG) fs.appendFileSync(START_LOG, `${runId}\n`);
 }
 
 let runSeq = 0;
@@ -194,8 +194,8 @@ function sleep(ms, signal) {
 // Runs the echo agent, reporting events through emit, under the runner's
 // time limit and the caller's abort. Resolves to the output text; rejects
 // with Stopped('timeout') or Stopped('aborted').
-async function runAgent(values, signal, emit) {
-  countStart();
+async function runAgent(runId, values, signal, emit) {
+  noteStart(runId);
   let word = values.text;
   if (values.tone === 'loud') word = word.toUpperCase();
   const parts = Array.from({ length: Math.floor(values.times) }, (_, i) => (i === 0 ? word : ` ${word}`));
@@ -282,6 +282,7 @@ function lookupKey(key) {
 
 const app = express();
 app.disable('x-powered-by');
+if (has('compression')) app.use(require('compression')());
 
 // cors-route-only: the middleware rides each route instead (below), and
 // nothing registers OPTIONS.
@@ -369,7 +370,7 @@ function start(job, res, emit) {
   const runId = newRunId();
   inFlight++;
   emit('start', { run_id: runId });
-  return runAgent(job.values, ctl.signal, emit)
+  return runAgent(runId, job.values, ctl.signal, emit)
     .then((text) => ({ status: 200, body: { postern: '0.1', run_id: runId, output: { type: 'text', value: text }, usage: { input_tokens: 0, output_tokens: 0, cost_usd: 0 } } }))
     .catch((err) => {
       if (err instanceof Stopped && err.why === 'timeout') {

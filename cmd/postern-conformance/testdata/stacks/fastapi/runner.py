@@ -9,9 +9,9 @@ python3-uvicorn, which belong to /usr/bin/python3.
     /usr/bin/python3 runner.py [--level 1|2|3] [--allow-origin URL]...
         [--idempotent] [--max-run-seconds N] [--max-concurrent N]
         [--credential ENV] [--auth-token TOKEN] [--agent-ms N]
-        [--starts-file PATH] [--mistake NAME]...
+        [--mistake NAME]...
 
-It prints POSTERN_PORT=<port> first on stdout (section 2) and logs to stderr.
+POSTERN_START_LOG names a file it appends one line to per agent start. It prints POSTERN_PORT=<port> first on stdout (section 2) and logs to stderr.
 """
 
 import argparse
@@ -42,6 +42,7 @@ MISTAKES = {
     "preflight-400": "the stock CORSMiddleware: 400 'Disallowed CORS origin' to a refused preflight",
     "lax-types": "pydantic's lax str and float: 5 is accepted as text, \"2\" as a number",
     "body-param": "the body as a FastAPI parameter: parsed before the level and media-type checks",
+    "capacity-race": "the capacity slot taken when the run task starts, after the handler returned",
 }
 
 PREFIX = "/postern/v0"
@@ -68,7 +69,6 @@ def parse_args():
     p.add_argument("--credential", default="")
     p.add_argument("--auth-token", default="")
     p.add_argument("--agent-ms", type=int, default=30)
-    p.add_argument("--starts-file", default="")
     p.add_argument("--mistake", action="append", default=[], choices=sorted(MISTAKES))
     cfg = p.parse_args()
     if cfg.max_concurrent < 1:
@@ -150,24 +150,24 @@ def validate(raw_inputs):
 
 # ---- the agent ----
 
-state = {"in_flight": 0, "starts": 0}
+state = {"in_flight": 0}
+START_LOG = os.environ.get("POSTERN_START_LOG")
 run_seq = itertools.count(1)
 answered = {}  # Idempotency-Key -> dict(inputs, run_id, status, body, expires)
 
 
-def count_start():
-    state["starts"] += 1
-    if cfg.starts_file:
-        with open(cfg.starts_file, "w") as f:
-            f.write(f"{state['starts']}\n")
+def note_start(run_id):
+    if START_LOG:
+        with open(START_LOG, "a") as f:
+            f.write(run_id + "\n")
 
 
 def new_run_id():
     return f"run-{int(time.time() * 1000):x}-{next(run_seq)}-{secrets.token_hex(3)}"
 
 
-async def agent(values, emit):
-    count_start()
+async def agent(run_id, values, emit):
+    note_start(run_id)
     word = values["text"].upper() if values["tone"] == "loud" else values["text"]
     parts = [word if i == 0 else " " + word for i in range(int(values["times"]))]
     t0 = time.monotonic()
@@ -201,11 +201,12 @@ async def execute(job, emit):
     """Runs the agent under the time limit; returns (status, body), or
     raises CancelledError when the caller went away."""
     run_id = new_run_id()
-    state["in_flight"] += 1
+    if "capacity-race" in mistakes:
+        state["in_flight"] += 1
     try:
         emit("start", {"run_id": run_id})
         try:
-            coro = agent(job["values"], emit)
+            coro = agent(run_id, job["values"], emit)
             if cfg.max_run_seconds > 0:
                 text = await asyncio.wait_for(coro, cfg.max_run_seconds)
             else:
@@ -369,6 +370,10 @@ def admit(body, request):
             return "replay", e
     if state["in_flight"] >= cfg.max_concurrent:
         raise Refusal(503, "unavailable", "The runner is at its limit of concurrent runs.")
+    if "capacity-race" not in mistakes:
+        # The slot is taken here, where it was checked: the run's task only
+        # starts once the handler has returned.
+        state["in_flight"] += 1
     return "run", {"values": values, "key": key, "canon": canon}
 
 
@@ -395,10 +400,15 @@ def stream_answer(kind, job):
         yield sse("start", {"run_id": job["run_id"]})
         yield sse("done" if job["status"] == 200 else "error", job["body"])
 
+    if kind == "replay":
+        return StreamingResponse(replay(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    # Started here rather than in the generator, which Starlette may never
+    # iterate if the caller has gone already: the slot is released either way.
+    queue = asyncio.Queue()
+    task = asyncio.ensure_future(execute(job, lambda ev, data: queue.put_nowait(sse(ev, data))))
+    task.add_done_callback(lambda _: queue.put_nowait(None))
+
     async def live():
-        queue = asyncio.Queue()
-        task = asyncio.ensure_future(execute(job, lambda ev, data: queue.put_nowait(sse(ev, data))))
-        task.add_done_callback(lambda _: queue.put_nowait(None))
         try:
             while True:
                 try:
@@ -415,8 +425,7 @@ def stream_answer(kind, job):
             if not task.done():
                 task.cancel()
 
-    gen = replay() if kind == "replay" else live()
-    return StreamingResponse(gen, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    return StreamingResponse(live(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
 if "body-param" in mistakes:
@@ -456,6 +465,10 @@ def main():
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    # Listening before the port is announced: uvicorn starts serving a
+    # moment later, and a client connecting in between waits in the backlog
+    # rather than being refused.
+    sock.listen(128)
     print(f"POSTERN_PORT={sock.getsockname()[1]}", flush=True)
     print(f"fastapi runner: level {cfg.level}, mistakes {sorted(mistakes)}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
