@@ -178,6 +178,9 @@ func cases(t *testing.T) []caseDef {
 		if !strings.HasPrefix(f.Rule, "2.3/") || strings.HasPrefix(f.Rule, "2.3/media-type-") {
 			continue // not a CORS fault; the media-type rules are left out, see table
 		}
+		if f.Execute {
+			continue // only a run shows it, and a page here sends nothing a runner would run
+		}
 		if !rows[f.Rule] {
 			t.Errorf("fault %s proves %s, which has no row in the browser table: add one, saying which harm shows it or why none does", f.Name, f.Rule)
 			continue

@@ -51,6 +51,37 @@ func TestFactsAreComputedOnceAndCited(t *testing.T) {
 	}
 }
 
+// TestAWantedFactIsStartedOnceAndNeverSkips: a rule wanting a fact nobody
+// requires starts it, one wanting a fact another rule requires shares its
+// computation, and one wanting an unavailable fact is told why and goes on.
+func TestAWantedFactIsStartedOnceAndNeverSkips(t *testing.T) {
+	var computed atomic.Int32
+	fact := &engine.Fact[*env, *wire.Exchange]{Name: "shared", Compute: func(t *tt) (*wire.Exchange, string) {
+		computed.Add(1)
+		return t.Do(wire.Get("status")), ""
+	}}
+	absent := &engine.Fact[*env, bool]{Name: "absent", Compute: func(*tt) (bool, string) { return false, "the runner declares no such thing" }}
+	var said string
+	wants := &rule{ID: "1/wants", Section: "1", Level: 1, Keyword: engine.Must, Title: "wants", Agent: true, Probe: func(t *tt) {
+		if ex, why := fact.Want(t); ex == nil || why != "" {
+			t.Fail(nil, "no value: %s", why)
+		}
+		_, said = absent.Want(t)
+	}}
+	needs := &rule{ID: "1/needs", Section: "1", Level: 1, Keyword: engine.Must, Title: "needs", Agent: true,
+		Requires: []engine.Dep[*env]{fact}, Probe: func(t *tt) { fact.Of(t) }}
+	for _, rules := range [][]*rule{{wants}, {needs, wants}, {wants, needs}} {
+		computed.Store(0)
+		res := engine.Run(context.Background(), engine.Suite[*env]{Rules: rules}, session(t, http.HandlerFunc(ok), time.Second), &env{}, rules)
+		assert.Equal(t, computed.Load(), int32(1))
+		for _, r := range res {
+			assert.Equal(t, r.Outcome, engine.Pass, "%+v", r)
+			assert.Equal(t, len(r.Exchanges), 1, "the fact's exchange is cited by %s", r.Rule.ID)
+		}
+		assert.Equal(t, said, "the runner declares no such thing")
+	}
+}
+
 func TestSkipStopsTheProbeButFindingsStand(t *testing.T) {
 	reached := false
 	skipper := &rule{ID: "1/skip", Section: "1", Level: 1, Keyword: engine.Must, Title: "skips", Probe: func(t *tt) {

@@ -71,6 +71,24 @@ func (f *Fact[E, V]) Peek(t *T[E]) (v V, ok bool) {
 	return v, ok
 }
 
+// Want is the fact's value for a rule that reads it where it can be had
+// and judges other things where it cannot: the fact starts if no rule has
+// started it (as a fact this rule required would, so a fact that starts the
+// agent is wanted only by an Agent rule), and why says what kept it, where
+// it is unavailable. Unlike a required fact's, that does not skip the rule.
+// The fact's exchanges become part of the caller's evidence.
+func (f *Fact[E, V]) Want(t *T[E]) (v V, why string) {
+	st := t.run.startFact(f, t.Rule.Agent)
+	if why, _ := t.run.await(st); why != "" {
+		return v, why
+	}
+	for _, ex := range st.sent {
+		t.Cite(ex)
+	}
+	v, _ = st.val.(V)
+	return v, ""
+}
+
 // factState is one fact's computation in one run.
 type factState struct {
 	done chan struct{}

@@ -64,6 +64,12 @@ var clauses = map[string][]Clause{
 		{Name: "two-ends", What: "the stream carries more than one done or error", Mark: "ending events"},
 		{Name: "after-end", What: "an event follows done or error", Mark: "more event(s)"},
 	},
+	"2.3/actual-response-cors": {
+		{Name: "reads", What: "a read of describe or status from the allowed origin lacks the echo or Vary: Origin", Mark: corsRead},
+		{Name: "refusals", What: "a refusal to the allowed origin lacks the echo or Vary: Origin", Mark: corsRefusal},
+		{Name: "run", What: "a successful run to the allowed origin lacks the echo or Vary: Origin (its handler writes a head of its own)", Mark: sharedRunIs},
+		{Name: "stream", What: "a stream to the allowed origin lacks the echo or Vary: Origin on its 200 head (a hijacked reply)", Mark: sharedStream},
+	},
 	"2.3/null-origin": {
 		{Name: "preflight", What: "a preflight from Origin: null is admitted", Mark: "OPTIONS "},
 		{Name: "read", What: "a GET from Origin: null is admitted", Mark: "GET "},

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/wire"
@@ -518,4 +519,93 @@ func runRequest(verb string, inputs any, key, note string) wire.Request {
 	}
 	r.Note = note
 	return r
+}
+
+// caseVariantCase leaves a required input out and sends, in its place and
+// at a value it accepts, its key spelled otherwise only in case, every
+// other required input valid. A runner comparing keys as written refuses
+// it for the missing input; one folding case runs it. why says where no
+// such request can be built.
+func (in *inputSet) caseVariantCase() (inputCase, string) {
+	d, variant, ok := in.caseVariant()
+	if !ok {
+		return inputCase{}, "describe declares no required input whose key can be spelled otherwise only in case without naming a declared key"
+	}
+	v, ok := d.validValue(in.examples[d.key])
+	if !ok {
+		return inputCase{}, fmt.Sprintf("found no value passing the declared validation of %s to send under %q", d.key, variant)
+	}
+	inputs, unbuilt := in.base(d.key)
+	if len(unbuilt) > 0 {
+		return inputCase{}, "no valid value could be built for the required input(s) " + strings.Join(unbuilt, ", ") +
+			", so no request would have a single defect"
+	}
+	return inputCase{
+		what:   fmt.Sprintf("%s left out, and %s sent in its place as %q, the same key but for case; every other required input valid", d.key, jsonText(v), variant),
+		inputs: withInput(inputs, variant, v),
+		passed: fmt.Sprintf("the runner took %q for the required %q, but inputs is keyed by describe's keys as written, and §4.1.1's key grammar makes those two distinct keys", variant, d.key),
+	}, ""
+}
+
+// caseVariant picks a required input and a spelling of its key that
+// differs only in case and that describe does not declare itself. It
+// prefers an input whose key no other declared key equals but for case:
+// there a runner folding case can take the variant for nothing else.
+func (in *inputSet) caseVariant() (inputDecl, string, bool) {
+	declared := map[string]bool{}
+	for _, d := range in.decls {
+		declared[d.key] = true
+	}
+	var fallback *inputDecl
+	var fallbackVariant string
+	for _, d := range in.decls {
+		if !d.required {
+			continue
+		}
+		variant := ""
+		for _, v := range caseSpellings(d.key) {
+			if !declared[v] {
+				variant = v
+				break
+			}
+		}
+		if variant == "" {
+			continue
+		}
+		if !slices.ContainsFunc(in.decls, func(o inputDecl) bool { return o.key != d.key && strings.EqualFold(o.key, d.key) }) {
+			return d, variant, true
+		}
+		if fallback == nil {
+			fallback, fallbackVariant = &d, variant
+		}
+	}
+	if fallback != nil {
+		return *fallback, fallbackVariant, true
+	}
+	return inputDecl{}, "", false
+}
+
+// caseSpellings are other spellings of key differing only in case: all
+// upper, all lower, every letter's case swapped, the first letter's alone.
+func caseSpellings(key string) []string {
+	swap := func(r rune) rune {
+		if u := unicode.ToUpper(r); u != r {
+			return u
+		}
+		return unicode.ToLower(r)
+	}
+	first := []rune(key)
+	for i, r := range first {
+		if s := swap(r); s != r {
+			first[i] = s
+			break
+		}
+	}
+	var out []string
+	for _, v := range []string{strings.ToUpper(key), strings.ToLower(key), strings.Map(swap, key), string(first)} {
+		if v != key && strings.EqualFold(v, key) && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
 }

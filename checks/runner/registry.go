@@ -37,8 +37,9 @@ func build() []*Rule {
 	for _, r := range all {
 		// A rule that needs --execute starts the agent: the engine runs
 		// those after the probing rules, as many at once as the runner
-		// declares it takes (suite.go).
-		r.Agent = slices.ContainsFunc(r.Needs, func(n Need) bool { return n.Name == NeedExecute.Name })
+		// declares it takes (suite.go). So does a rule marked Agent that
+		// reads the shared runs only where --execute allows them.
+		r.Agent = r.Agent || slices.ContainsFunc(r.Needs, func(n Need) bool { return n.Name == NeedExecute.Name })
 		// The rules on the life of a run measure capacity and timing: each
 		// runs with no other run of the checker's in flight.
 		r.Alone = r.Agent && slices.Contains(section4_5, r)

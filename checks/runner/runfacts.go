@@ -166,7 +166,9 @@ type watchedRun struct {
 // ordinaryRun and ordinaryStream are a valid run and a valid stream,
 // without a key, each with status polled while it lives: the answer every
 // rule reading one judges, and the life the rules on status and time
-// watch. ordinaryStream is nil below Level 3.
+// watch. Where --origin names an allowed origin they carry it, as a
+// page's would, and 2.3/actual-response-cors judges their heads.
+// ordinaryStream is nil below Level 3.
 var (
 	ordinaryRun    = watchedFact(protocol.Run)
 	ordinaryStream = watchedFact(protocol.Stream)
@@ -186,6 +188,11 @@ func watchedFact(verb string) *engine.Fact[*Env, *watchedRun] {
 		}
 		spend(t, 1)
 		r := runRequest(verb, inputs, "", "a valid "+verb+", without a key, with status polled while it is in flight: shared by every rule that reads one")
+		if t.Env.Origin != "" {
+			// As a page at the allowed origin sends it: its head is an
+			// actual answer 2.3/actual-response-cors judges.
+			r = withOrigin(r, t.Env.Origin, r.Note)
+		}
 		ex, polls := watch(t, func() *wire.Exchange { return admittedRun(t, t.Ctx, r) })
 		t.Cite(ex)
 		w := &watchedRun{ex: ex, polls: polls}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
@@ -119,8 +120,11 @@ var section2_3 = []*Rule{
 	},
 	{
 		ID: "2.3/actual-response-cors", Section: "2.3", Level: 1, Keyword: Must,
-		Title: "actual answers to an allowed origin, refusals included, carry its echo and Vary: Origin",
+		Title: "actual answers to an allowed origin carry its echo and Vary: Origin: reads, refusals, and with --execute the check's shared run and stream",
 		Needs: []Need{NeedOrigin},
+		// It reads the shared runs where --execute allows them, so it runs
+		// with the rules that start the agent, after the probing ones.
+		Agent: true,
 		Probe: probeActualResponses,
 	},
 	{
@@ -492,30 +496,75 @@ func allowsHeader(id string, b Binding, header, who string, verbs []string, need
 // refusableRun is a run body nothing can execute: inputs is not an object.
 const refusableRun = `{"inputs": "conformance probe"}`
 
+// The answers 2.3/actual-response-cors judges, as its findings name them
+// (its clauses' marks).
+const (
+	corsRead     = "a cross-origin read"
+	corsRefusal  = "a run refusable by any runner, its inputs not an object"
+	sharedRunIs  = "the valid run the check shares"
+	sharedStream = "the valid stream the check shares"
+)
+
+// probeActualResponses judges the head of every actual answer to the
+// allowed origin it can have without starting the agent: describe,
+// status and a refusable run; and, where --execute allows runs, the
+// check's ordinary run and stream, which go with that Origin (runfacts.go),
+// so a success is judged at no extra start. A browser discards any answer
+// without the echo, a result included, with the agent having run (§2.3).
 func probeActualResponses(t *T) {
 	post := wire.PostJSON("run", refusableRun)
-	for _, r := range []wire.Request{
-		withOrigin(wire.Get("describe"), t.Env.Origin, "a cross-origin read of describe"),
-		withOrigin(wire.Get("status"), t.Env.Origin, "a cross-origin read of status"),
-		withOrigin(post, t.Env.Origin, "a cross-origin run whose inputs is not an object: refused by any runner"),
+	for _, c := range []struct {
+		r    wire.Request
+		what string
+	}{
+		{wire.Get("describe"), corsRead},
+		{wire.Get("status"), corsRead},
+		{post, corsRefusal},
 	} {
-		ex := t.Do(r)
-		if !ex.Answered() {
-			t.Fail(ex, "%s with Origin %s got %s", ex.RequestLine(), t.Env.Origin, ex.StatusLine())
+		judgeActual(t, t.Do(withOrigin(c.r, t.Env.Origin, c.what)), c.what)
+	}
+	if !t.Env.Execute {
+		t.Note("without --execute no run succeeds, so only reads and refusals are judged")
+		return
+	}
+	for _, s := range []struct {
+		fact *engine.Fact[*Env, *watchedRun]
+		verb string
+		what string
+	}{{ordinaryRun, protocol.Run, sharedRunIs}, {ordinaryStream, protocol.Stream, sharedStream}} {
+		if t.Env.Level < protocol.LevelOf(s.verb) {
 			continue
 		}
-		if why := echoes(ex, t.Env.Origin); why != "" {
-			hint := ""
-			if len(ex.Header.Values(allowOrigin)) == 0 {
-				hint = originHint(t)
-			}
-			t.Fail(ex, "%s with Origin %s answered %s, and %s; §2.3 puts the echo on the actual answer too, or the browser hides it from the page%s",
-				ex.RequestLine(), t.Env.Origin, ex.Brief(), why, hint)
+		w, why := s.fact.Want(t)
+		switch {
+		case why != "":
+			t.Note("%s was not judged: %s", s.what, why)
+		case w == nil || !w.ex.Answered():
+			t.Note("%s got no answer whose head could be judged", s.what)
+		default:
+			judgeActual(t, w.ex, s.what)
 		}
-		if !variesByOrigin(ex.Header) {
-			t.Fail(ex, "%s with Origin %s answered %s with Vary %q, which does not name Origin; §2.3 requires it on the actual answer, so no shared cache hands one origin's answer to another%s",
-				ex.RequestLine(), t.Env.Origin, ex.Brief(), strings.Join(ex.Header.Values("Vary"), ", "), originHint(t))
+	}
+}
+
+// judgeActual fails an answer to the allowed origin, what (one of the
+// corsRead… kinds), missing its echo or Vary: Origin.
+func judgeActual(t *T, ex *wire.Exchange, what string) {
+	if !ex.Answered() {
+		t.Fail(ex, "%s with Origin %s, %s, got %s", ex.RequestLine(), t.Env.Origin, what, ex.StatusLine())
+		return
+	}
+	if why := echoes(ex, t.Env.Origin); why != "" {
+		hint := ""
+		if len(ex.Header.Values(allowOrigin)) == 0 {
+			hint = originHint(t)
 		}
+		t.Fail(ex, "%s with Origin %s, %s, answered %s, and %s; §2.3 puts the echo on the actual answer too, or the browser hides it from the page%s",
+			ex.RequestLine(), t.Env.Origin, what, ex.Brief(), why, hint)
+	}
+	if !variesByOrigin(ex.Header) {
+		t.Fail(ex, "%s with Origin %s, %s, answered %s with Vary %q, which does not name Origin; §2.3 requires it on the actual answer, so no shared cache hands one origin's answer to another%s",
+			ex.RequestLine(), t.Env.Origin, what, ex.Brief(), strings.Join(ex.Header.Values("Vary"), ", "), originHint(t))
 	}
 }
 

@@ -22,7 +22,10 @@ import (
 // request whose one defect is a value (too long, off-pattern, of the wrong
 // type…) is not safe there: a runner that skips the check would run it. A
 // null for a required input is such a value too, since a runner asking only
-// whether the key is present would run it. The value probes therefore need
+// whether the key is present would run it; and so is a required key sent
+// only in another case, which a runner reading inputs into a struct (Go's
+// encoding/json matches field names without regard to case) or folding
+// case on purpose takes for the key, and runs. The value probes therefore need
 // --execute, or a runner whose status publishes a missing credential —
 // there a runner skipping validation answers 424 rather than running
 // anything (§4.6).
@@ -76,6 +79,19 @@ var section4_2 = []*Rule{
 			if in, d, ok := requiredOrSkip(t, "send as null"); ok {
 				expectBadRequest(t, in.missingCase(d.key, false).with(d.key, nil, fmt.Sprintf("%s sent as null (§4.1.1: null is no value)", d.key)))
 			}
+		},
+	},
+	{
+		ID: "4.2/case-variant-required", Section: "4.2", Level: 2, Keyword: Must, Binding: Chain, Chain: "inputs is keyed by describe's keys as written (§4.1.1)",
+		Title: "a key differing from a required input's only in case does not stand in for it: the run is refused 400",
+		Needs: []Need{NeedStatus, NeedDescribe, needEntitled, needValidationSafe},
+		Probe: func(t *T) {
+			c, why := readInputs(t.Env.Describe.Obj).caseVariantCase()
+			if why != "" {
+				t.NotApplicable("%s", why)
+				return
+			}
+			expectBadRequest(t, c)
 		},
 	},
 	valueRule("4.2/boolean-value", typeChain, "a boolean value for a declared input is refused 400 (§4.1.1 admits none)",
@@ -499,9 +515,14 @@ func expectBadRequest(t *T, c inputCase) {
 	case skipUnavailable(t, ex, "run ("+c.what+")"):
 	case !ex.Answered():
 		t.Fail(ex, "run (%s) got no answer; §4.2 requires a 400 bad_request", c.what)
+	case ex.Status == http.StatusFailedDependency && credentialPublishedMissing(t.Env) && c.passed != "":
+		t.Fail(ex, "run (%s) was answered %s, past the input check (§4.6 step 4) to the credential check (step 5): %s; §4.2 requires a 400 bad_request",
+			c.what, ex.Brief(), c.passed)
 	case ex.Status == http.StatusFailedDependency && credentialPublishedMissing(t.Env):
 		t.Fail(ex, "run (%s) was answered %s: the request reached the credential check with its inputs unjudged; §4.6 puts step 4 (inputs, 400) before step 5 (credentials, 424)",
 			c.what, ex.Brief())
+	case ex.Status >= 200 && ex.Status < 300 && c.passed != "":
+		t.Fail(ex, "run (%s) was accepted (%s) and the agent ran: %s; §4.2 requires a 400 bad_request", c.what, ex.Brief(), c.passed)
 	case ex.Status >= 200 && ex.Status < 300:
 		t.Fail(ex, "run (%s) was accepted (%s) and the agent ran; §4.2 requires a 400 bad_request", c.what, ex.Brief())
 	default:
@@ -533,10 +554,12 @@ func keyedRun(key, body, note string) wire.Request {
 	return r
 }
 
-// inputCase is one run request an input rule sends, and its defect in words.
+// inputCase is one run request an input rule sends, and its defect in
+// words; passed, where set, says what a runner letting it through did.
 type inputCase struct {
 	what   string
 	inputs map[string]any
+	passed string
 }
 
 func (c inputCase) request() wire.Request { return runRequest("run", c.inputs, "", c.what) }

@@ -226,7 +226,7 @@ func TestLaunchTheNodeRunner(t *testing.T) {
 		// Checking credentials before inputs answers every bad input 424:
 		// each input rule sees a refusal for the wrong reason.
 		{"LEVEL=3 MISSING_CRED=1 FAULT=cred-before-input", nil, map[string]string{"4.6/inputs-before-credentials": "FAIL",
-			"4.2/missing-required": "FAIL", "4.2/null-required": "FAIL", "4.2/boolean-value": "FAIL", "4.2/wrong-type": "FAIL",
+			"4.2/missing-required": "FAIL", "4.2/null-required": "FAIL", "4.2/case-variant-required": "FAIL", "4.2/boolean-value": "FAIL", "4.2/wrong-type": "FAIL",
 			"4.2/select-outside-options": "FAIL", "4.2/max-length": "FAIL", "4.2/min-max": "FAIL", "4.2/pattern": "FAIL", "4.2/malformed-body": "FAIL"}, 1},
 		{"LEVEL=3 FAULT=id-mismatch", nil, map[string]string{"2.2/same-agent-id": "FAIL"}, 1},
 		{"LEVEL=3 IDEMPOTENT=1 FAULT=replay-ignores-inputs", []string{"--execute"}, map[string]string{"4.2/idempotency-conflict": "FAIL"}, 1},
