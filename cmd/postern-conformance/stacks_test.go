@@ -16,6 +16,7 @@ package main
 // all three, and under CI=true a missing stack fails rather than skips.
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -91,6 +92,7 @@ var (
 	allowed    = "--allow-origin " + stackOrigin
 	authArgs   = []string{"--origin", stackOrigin, "--header", "Authorization: Bearer stack-tok"}
 	execute    = []string{"--execute"}
+	slowAgent  = "--agent-ms 1500 --max-concurrent 1"
 	missingKey = "-u " + stackKey
 	presentKey = stackKey + "=set"
 )
@@ -108,15 +110,15 @@ func cleanPostures() []stackCase {
 		{name: "level 3, an allowed origin", flags: allowed, args: originArgs},
 		{name: "idempotent retry, an allowed origin", flags: "--idempotent " + allowed, args: originArgs},
 		{name: "a missing credential", env: missingKey, flags: "--credential " + stackKey},
-		{name: "a present credential", env: presentKey, flags: "--credential " + stackKey},
-		{name: "inbound auth, an allowed origin", flags: "--auth-token stack-tok " + allowed, args: authArgs},
+		{name: "inbound auth, a present credential, an allowed origin", env: presentKey, flags: "--credential " + stackKey + " --auth-token stack-tok " + allowed, args: authArgs},
 		{name: "level 2 --execute", flags: "--level 2", args: execute, atMost: 10},
 		{name: "idempotent retry, an allowed origin --execute", flags: "--idempotent " + allowed, args: append(slices.Clone(execute), originArgs...), atMost: 14},
 		{name: "inbound auth, a present credential --execute", env: presentKey, flags: "--credential " + stackKey + " --auth-token stack-tok " + allowed,
 			args: append(slices.Clone(execute), authArgs...), atMost: 10},
-		// 2 s runs, one at a time: the life of a run (status while running,
-		// capacity, events as they come, an abort) and comments in the gaps.
-		{name: "a slow stream, one run at a time --execute", flags: "--agent-ms 2000 --max-concurrent 1", args: execute, atMost: 10},
+		// 1.5 s runs, one at a time: the life of a run (status while
+		// running, capacity, events as they come, an abort), and comments in
+		// the gaps (the runners send one after 0.5 s of silence).
+		{name: "a slow stream, one run at a time --execute", flags: slowAgent, args: execute, atMost: 10},
 		// 2.5 s runs stopped at 1 s: run_timeout on run, an error event on stream.
 		{name: "limits: runs stopped at 1 s --execute", flags: "--agent-ms 2500 --max-run-seconds 1 --max-concurrent 2", args: execute, atMost: 10},
 	}
@@ -159,11 +161,11 @@ func expressCases() []stackCase {
 		mistake("lenient-types", "", execute, 1, failing("4.2/wrong-type", "4.2/boolean-value")),
 		// compression() with no res.flush() holds the stream for a client
 		// accepting gzip (every browser; measured: the whole stream in one
-		// piece at 1.6 s, every event at once), and sends it as written to
+		// piece at 1.6 s, for a 1.5 s agent), and sends it as written to
 		// one that does not. The checker's client sends no Accept-Encoding
 		// (wire/client.go: DisableCompression), so it sees a perfect stream.
 		func() stackCase {
-			c := mistake("compression", "--agent-ms 2000 --max-concurrent 1", execute, 1, failing("4.3/events-as-completed"))
+			c := mistake("compression", slowAgent, execute, 1, failing("4.3/events-as-completed"))
 			c.miss = "the checker sends no Accept-Encoding, so compression() never applies to its streams"
 			return c
 		}(),
@@ -188,7 +190,9 @@ func fastapiCases() []stackCase {
 		// handler's: the media type too late, and the level too.
 		mistake("body-param", "", nil, 1, failing("2.3/media-type-run", "2.3/media-type-stream")),
 		mistake("body-param", "--level 1", nil, 1, failing("3/run-above-level", "3/stream-above-level")),
-		mistake("capacity-race", "", execute, 1, failing("4.5/concurrency-limit")),
+		// 1 s runs, so that the runs the checker starts at once overlap
+		// however loaded the machine, each admitted before the first counts.
+		mistake("capacity-race", "--agent-ms 1000", execute, 1, failing("4.5/concurrency-limit")),
 	)
 }
 
@@ -214,7 +218,7 @@ func chiCases() []stackCase {
 		// checker does not pass it (exit 2, the rules on the cut run and
 		// stream undecided) but reads the EOF at 1 s as a run that may still
 		// be under way, and only warns.
-		mistake("write-timeout", "--agent-ms 2000 --max-concurrent 1", execute, 2, map[string]string{"4.2/run-response": "WARN"}),
+		mistake("write-timeout", slowAgent, execute, 2, map[string]string{"4.2/run-response": "WARN"}),
 	)
 }
 
@@ -229,71 +233,50 @@ func needStack(t *testing.T, missing, install string) {
 	t.Skip(msg)
 }
 
-// stackSlots bounds the stack checks in flight across the three tests: each
-// is a runner process beside the checker, idle mostly (launching, or
-// waiting on its agent's sleeps), so two per core; one per core under the
-// race detector, which slows the checker several times.
+// stackSlots bounds the stack checks in flight. Each is a runner process
+// beside the checker, idle mostly (launching, or waiting on its agent's
+// sleeps): the 66 cases cost 40 s of CPU under -race, as measured, against
+// some 190 s of case time, so two per core; three per two cores under the
+// race detector, which slows the checker several times. (More does not
+// help a loaded machine: six at once took 110 s where three took 101 s,
+// at a load average of 25.)
 var stackSlots = make(chan struct{}, stackParallelism())
 
 func stackParallelism() int {
+	n := max(1, runtime.NumCPU())
 	if raceEnabled {
-		return max(1, runtime.NumCPU())
+		return max(1, 3*n/2)
 	}
-	return 2 * max(1, runtime.NumCPU())
+	return 2 * n
 }
 
-// checkStack checks the runner prog in every case, side by side within
-// stackSlots, the longest first, and reports each case's problems.
-func checkStack(t *testing.T, prog string, cases []stackCase) {
-	t.Helper()
-	order := make([]int, len(cases))
-	for i := range order {
-		order[i] = i
+// stackResult is what one case came to.
+type stackResult struct {
+	problems []string
+	note     string
+}
+
+// report reports c's result r on t: its problems as errors, or, for a
+// known miss, as a log line for the lead.
+func (r stackResult) report(t *testing.T, c stackCase) {
+	if r.note != "" {
+		t.Log(r.note)
 	}
-	// --execute first: those are the long ones.
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch ea, eb := cases[a].execute(), cases[b].execute(); {
-		case ea == eb:
-			return 0
-		case ea:
-			return -1
-		}
-		return 1
-	})
-	problems := make([][]string, len(cases))
-	notes := make([]string, len(cases))
-	var wg sync.WaitGroup
-	for _, i := range order {
-		c, dir := cases[i], t.TempDir()
-		stackSlots <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-stackSlots }()
-			problems[i], notes[i] = runStackCase(prog, dir, c)
-		}()
-	}
-	wg.Wait()
-	for i, c := range cases {
-		if notes[i] != "" {
-			t.Logf("%s: %s", c.name, notes[i])
-		}
-		if c.miss != "" && len(problems[i]) > 0 {
-			t.Logf("%s: KNOWN MISS for the lead (%s): %s", c.name, c.miss, strings.Join(problems[i], "; "))
-			continue
-		}
-		if c.miss != "" {
-			t.Errorf("%s: now caught: drop its miss marker (%s)", c.name, c.miss)
-		}
-		for _, p := range problems[i] {
-			t.Errorf("%s: %s", c.name, p)
+	switch {
+	case c.miss != "" && len(r.problems) > 0:
+		t.Logf("KNOWN MISS for the lead (%s): %s", c.miss, strings.Join(r.problems, "; "))
+	case c.miss != "":
+		t.Errorf("now caught: drop its miss marker (%s)", c.miss)
+	default:
+		for _, p := range r.problems {
+			t.Error(p)
 		}
 	}
 }
 
-// runStackCase checks prog in case c under c's deadline; it returns what is
-// wrong, and a note for the log. It may run on any goroutine.
-func runStackCase(prog, dir string, c stackCase) ([]string, string) {
+// runStackCase checks prog in case c under c's deadline. It may run on any
+// goroutine.
+func runStackCase(prog, dir string, c stackCase) stackResult {
 	ctx, cancel := context.WithTimeout(context.Background(), c.deadline())
 	defer cancel()
 	cmd := prog
@@ -316,62 +299,135 @@ func runStackCase(prog, dir string, c stackCase) ([]string, string) {
 		x, err = checkCountedCtx(ctx, dir, cmd, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--execute" })...)
 		got, count = x.checked, &x
 	} else {
-		got, err = checkLaunchedCtx(ctx, append([]string{"--launch", "exec " + cmd}, args...)...)
+		// Every run, counted: in default mode the agent must never start.
+		launch := "exec env POSTERN_START_LOG='" + filepath.Join(dir, "starts.log") + "' " + cmd
+		got, err = checkLaunchedCtx(ctx, append([]string{"--launch", launch}, args...)...)
 	}
 	if ctx.Err() != nil {
-		return []string{fmt.Sprintf("the check did not end within its deadline of %s (launch %s, the checker's --deadline, and 15 s to stop the runner): %v",
-			c.deadline(), stackLaunchWait, err)}, ""
+		return stackResult{problems: []string{fmt.Sprintf("the check did not end within its deadline of %s (launch %s, the checker's --deadline, and 15 s to stop the runner): %v",
+			c.deadline(), stackLaunchWait, err)}}
 	}
 	if err != nil {
-		return []string{err.Error()}, ""
+		return stackResult{problems: []string{err.Error()}}
 	}
 	problems := got.problems(c.want, c.caught, true)
 	note := fmt.Sprintf("%s in %.1f s", got.verdict, time.Since(start).Seconds())
-	if count != nil {
+	switch {
+	case count != nil:
 		problems = append(problems, count.startProblems(c.atMost)...)
 		note += fmt.Sprintf(", %d agent starts", count.runner)
+	case !c.execute():
+		if log, err := os.ReadFile(filepath.Join(dir, "starts.log")); err == nil {
+			problems = append(problems, fmt.Sprintf("the agent started %d times in default mode", bytes.Count(log, []byte("\n"))))
+		}
 	}
-	return problems, note
+	return stackResult{problems, note}
 }
 
-// TestStackExpress checks the runner on Express 5 with cors and
-// express.json() (testdata/stacks/express, versions pinned by its
-// package-lock.json).
-func TestStackExpress(t *testing.T) {
-	t.Parallel()
-	needTool(t, "node", "nodejs")
-	dir := filepath.Join("testdata", "stacks", "express")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err != nil {
-		needStack(t, "the Express stack's node_modules are not installed", "npm ci --prefix "+dir)
-	}
-	checkStack(t, "node "+filepath.Join(dir, "server.js"), expressCases())
+// stack is one of the framework-built runners: its cases, and how to make
+// it ready to launch (check its tools, build it), which returns the command
+// that launches it, or why it cannot be had and how to install it.
+type stack struct {
+	name  string
+	cases []stackCase
+	ready func(tmp string) (prog, missing, install string)
 }
 
-// TestStackFastAPI checks the runner on FastAPI with Starlette's
-// CORSMiddleware, on uvicorn (testdata/stacks/fastapi), with Debian's
-// packages, which belong to /usr/bin/python3.
-func TestStackFastAPI(t *testing.T) {
-	t.Parallel()
-	const python = "/usr/bin/python3"
-	out, err := exec.Command(python, "-c", "import fastapi, starlette, uvicorn, pydantic; print(fastapi.__version__, starlette.__version__, uvicorn.__version__, pydantic.VERSION)").CombinedOutput()
-	if err != nil {
-		needStack(t, python+" cannot import fastapi and uvicorn", "apt-get install -y python3-fastapi python3-uvicorn")
-	}
-	t.Logf("fastapi, starlette, uvicorn, pydantic: %s", strings.TrimSpace(string(out)))
-	checkStack(t, python+" "+filepath.Join("testdata", "stacks", "fastapi", "runner.py"), fastapiCases())
+var stackRunners = []stack{
+	{"express", expressCases(), func(string) (string, string, string) {
+		// Express 5 with cors and express.json(), pinned by its
+		// package-lock.json.
+		dir := filepath.Join("testdata", "stacks", "express")
+		if _, err := exec.LookPath("node"); err != nil {
+			return "", "node is not installed", "Debian's package nodejs: apt-get install -y nodejs"
+		}
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err != nil {
+			return "", "the Express stack's node_modules are not installed", "npm ci --prefix " + dir
+		}
+		return "node " + filepath.Join(dir, "server.js"), "", ""
+	}},
+	{"fastapi", fastapiCases(), func(string) (string, string, string) {
+		// FastAPI with Starlette's CORSMiddleware on uvicorn: Debian's
+		// packages, which belong to /usr/bin/python3.
+		const python = "/usr/bin/python3"
+		if err := exec.Command(python, "-c", "import fastapi, uvicorn").Run(); err != nil {
+			return "", python + " cannot import fastapi and uvicorn", "apt-get install -y python3-fastapi python3-uvicorn"
+		}
+		return python + " " + filepath.Join("testdata", "stacks", "fastapi", "runner.py"), "", ""
+	}},
+	{"chi", chiCases(), func(tmp string) (string, string, string) {
+		// go-chi/chi with rs/cors: a module of its own, so the checker's
+		// go.mod does not carry them, built once for the run.
+		bin := filepath.Join(tmp, "chirunner")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Dir = filepath.Join("testdata", "stacks", "chi")
+		build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+		if out, err := build.CombinedOutput(); err != nil {
+			return "", "the chi runner does not build: " + strings.TrimSpace(string(out)), "it needs the Go module proxy: cd " + build.Dir + " && go mod download"
+		}
+		return bin, "", ""
+	}},
 }
 
-// TestStackChi checks the runner on go-chi/chi with rs/cors
-// (testdata/stacks/chi, a module of its own, so the checker's go.mod does
-// not carry them), built once for the run.
-func TestStackChi(t *testing.T) {
+// TestStacks checks each framework-built runner in each of its cases. The
+// cases of all three run side by side, within stackSlots, the --execute ones
+// first (the long ones); each stack's then report as subtests, where a
+// stack that is not installed skips, naming what to install (or fails,
+// under CI=true).
+func TestStacks(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "chirunner")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join("testdata", "stacks", "chi")
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
-	if out, err := build.CombinedOutput(); err != nil {
-		needStack(t, "the chi runner does not build: "+strings.TrimSpace(string(out)), "it needs the Go module proxy, or: cd "+build.Dir+" && go mod download")
+	tmp := t.TempDir()
+	type job struct {
+		s, c int
+		prog string
 	}
-	checkStack(t, bin, chiCases())
+	var jobs []job
+	missing := make([][2]string, len(stackRunners))
+	for si, s := range stackRunners {
+		prog, what, install := s.ready(tmp)
+		if prog == "" {
+			missing[si] = [2]string{what, install}
+			continue
+		}
+		for ci := range s.cases {
+			jobs = append(jobs, job{si, ci, prog})
+		}
+	}
+	slices.SortStableFunc(jobs, func(a, b job) int {
+		switch ea, eb := stackRunners[a.s].cases[a.c].execute(), stackRunners[b.s].cases[b.c].execute(); {
+		case ea == eb:
+			return 0
+		case ea:
+			return -1
+		}
+		return 1
+	})
+	results := make([][]stackResult, len(stackRunners))
+	for si, s := range stackRunners {
+		results[si] = make([]stackResult, len(s.cases))
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		c, dir := stackRunners[j.s].cases[j.c], t.TempDir()
+		stackSlots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-stackSlots }()
+			results[j.s][j.c] = runStackCase(j.prog, dir, c)
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d cases in %.1f s, at most %d at once", len(jobs), time.Since(start).Seconds(), cap(stackSlots))
+	for si, s := range stackRunners {
+		t.Run(s.name, func(t *testing.T) {
+			if m := missing[si]; m[0] != "" {
+				needStack(t, m[0], m[1])
+			}
+			for ci, c := range s.cases {
+				t.Run(c.name, func(t *testing.T) { results[si][ci].report(t, c) })
+			}
+		})
+	}
 }

@@ -610,7 +610,7 @@ func (s *sseWriter) event(event string, data any) {
 func (s *sseWriter) comment() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if time.Since(s.last) >= time.Second {
+	if time.Since(s.last) >= 500*time.Millisecond {
 		fmt.Fprint(s.w, ": still working\n\n")
 		_ = s.flush()
 		s.last = time.Now()
@@ -663,7 +663,7 @@ func (rn *runner) stream(w http.ResponseWriter, r *http.Request) {
 	}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(250 * time.Millisecond)
+		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
 			select {

@@ -420,8 +420,8 @@ app.post(`${PREFIX}/stream`, ...postMiddlewares(3), (req, res) => {
   openStream(res);
   let last = Date.now();
   const beat = setInterval(() => {
-    if (Date.now() - last >= 1000 && !res.destroyed) { res.write(': still working\n\n'); last = Date.now(); }
-  }, 250);
+    if (Date.now() - last >= 500 && !res.destroyed) { res.write(': still working\n\n'); last = Date.now(); }
+  }, 100);
   start(job, res, (event, data) => { sse(res, event, data); last = Date.now(); }).then((answer) => {
     clearInterval(beat);
     if (!answer) return;

@@ -33,6 +33,7 @@ from pydantic import BaseModel, StrictFloat, StrictInt, StrictStr, ValidationErr
 from pydantic.error_wrappers import ErrorWrapper
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import ClientDisconnect
 
 MISTAKES = {
     "validation-422": "FastAPI's own RequestValidationError handler: 422 with a detail list",
@@ -42,7 +43,7 @@ MISTAKES = {
     "preflight-400": "the stock CORSMiddleware: 400 'Disallowed CORS origin' to a refused preflight",
     "lax-types": "pydantic's lax str and float: 5 is accepted as text, \"2\" as a number",
     "body-param": "the body as a FastAPI parameter: parsed before the level and media-type checks",
-    "capacity-race": "the capacity slot taken when the run task starts, after the handler returned",
+    "capacity-race": "capacity checked on admission, the slot counted once the agent has loaded (0.5 s later)",
 }
 
 PREFIX = "/postern/v0"
@@ -202,6 +203,7 @@ async def execute(job, emit):
     raises CancelledError when the caller went away."""
     run_id = new_run_id()
     if "capacity-race" in mistakes:
+        await asyncio.sleep(0.5)  # loading the agent
         state["in_flight"] += 1
     try:
         emit("start", {"run_id": run_id})
@@ -340,7 +342,10 @@ def check_media(request):
 
 
 async def read_body(request):
-    raw = await request.body()
+    try:
+        raw = await request.body()
+    except ClientDisconnect:
+        raise Refusal(400, "bad_request", "The body ended before its announced length.") from None
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
     except (UnicodeDecodeError, ValueError) as e:
@@ -402,17 +407,25 @@ def stream_answer(kind, job):
 
     if kind == "replay":
         return StreamingResponse(replay(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
-    # Started here rather than in the generator, which Starlette may never
-    # iterate if the caller has gone already: the slot is released either way.
     queue = asyncio.Queue()
-    task = asyncio.ensure_future(execute(job, lambda ev, data: queue.put_nowait(sse(ev, data))))
-    task.add_done_callback(lambda _: queue.put_nowait(None))
+
+    def begin():
+        task = asyncio.ensure_future(execute(job, lambda ev, data: queue.put_nowait(sse(ev, data))))
+        task.add_done_callback(lambda _: queue.put_nowait(None))
+        return task
+
+    # Started here rather than in the generator, which Starlette may never
+    # iterate if the caller has gone already: the slot is released either
+    # way. (capacity-race starts it in the generator, and takes the slot
+    # there, once the response has begun.)
+    started = None if "capacity-race" in mistakes else begin()
 
     async def live():
+        task = started or begin()
         try:
             while True:
                 try:
-                    item = await asyncio.wait_for(queue.get(), 1.0)
+                    item = await asyncio.wait_for(queue.get(), 0.5)
                 except asyncio.TimeoutError:
                     yield ": still working\n\n"
                     continue
