@@ -353,13 +353,24 @@ func (rn *runner) validate(raw json.RawMessage) (values, map[string]any, string)
 		return v, decoded, rn.check(v)
 	}
 	// Keys are matched exactly: inputs is keyed by describe's keys.
-	switch t := decoded["text"].(type) {
-	case nil:
-		return v, nil, "required input 'text' is missing"
-	case string:
-		v.text = t
-	default:
-		return v, nil, "input 'text' must be a string"
+	text := func(key string, dst *string, required bool) string {
+		switch t := decoded[key].(type) {
+		case nil:
+			if required {
+				return "required input '" + key + "' is missing"
+			}
+		case string:
+			*dst = t
+		default:
+			return "input '" + key + "' must be a string"
+		}
+		return ""
+	}
+	if msg := text("text", &v.text, true); msg != "" {
+		return v, nil, msg
+	}
+	if msg := text("tone", &v.tone, false); msg != "" {
+		return v, nil, msg
 	}
 	switch t := decoded["times"].(type) {
 	case nil:
@@ -367,13 +378,6 @@ func (rn *runner) validate(raw json.RawMessage) (values, map[string]any, string)
 		v.times = t
 	default:
 		return v, nil, "input 'times' must be a number"
-	}
-	switch t := decoded["tone"].(type) {
-	case nil:
-	case string:
-		v.tone = t
-	default:
-		return v, nil, "input 'tone' must be a string"
 	}
 	return v, decoded, rn.check(v)
 }
