@@ -100,17 +100,16 @@ var (
 )
 
 // cleanPostures are the conformant postures every stack is checked in:
-// levels 1 to 3, an allowed origin, idempotent retry, a missing and a
-// present credential, inbound auth, in default mode; then with --execute,
-// the ones whose behaviour only runs show, limits and a slow stream among
-// them. Each stack's legal defaults ride along (its automatic HEAD, its
-// own Allow header, its own CORS answers).
+// levels 1 to 3, an allowed origin, a missing credential, and inbound auth
+// with a present one, in default mode (where the agent must never start);
+// then with --execute, which sends every default probe too: Level 2,
+// idempotent retry, inbound auth, and the ones only runs show, limits and
+// a slow stream. Each stack's legal defaults ride along (its automatic
+// HEAD, its own Allow header, its own CORS answers).
 func cleanPostures() []stackCase {
 	return []stackCase{
 		{name: "level 1", flags: "--level 1"},
-		{name: "level 2", flags: "--level 2"},
 		{name: "level 3, an allowed origin", flags: allowed, args: originArgs},
-		{name: "idempotent retry, an allowed origin", flags: "--idempotent " + allowed, args: originArgs},
 		{name: "a missing credential", env: missingKey, flags: "--credential " + stackKey},
 		{name: "inbound auth, a present credential, an allowed origin", env: presentKey, flags: "--credential " + stackKey + " --auth-token stack-tok " + allowed, args: authArgs},
 		{name: "level 2 --execute", flags: "--level 2", args: execute, atMost: 10},
