@@ -67,8 +67,8 @@ var clauses = map[string][]Clause{
 	"2.3/actual-response-cors": {
 		{Name: "reads", What: "a read of describe or status from the allowed origin lacks the echo or Vary: Origin", Mark: corsRead},
 		{Name: "refusals", What: "a refusal to the allowed origin lacks the echo or Vary: Origin", Mark: corsRefusal},
-		{Name: "run", What: "a successful run to the allowed origin lacks the echo or Vary: Origin (its handler writes a head of its own)", Mark: sharedRunIs},
-		{Name: "stream", What: "a stream to the allowed origin lacks the echo or Vary: Origin on its 200 head (a hijacked reply)", Mark: sharedStream},
+		{Name: "run", What: "a successful run to the allowed origin lacks the echo or Vary: Origin (its handler writes a head of its own)", Mark: corsSharedRun},
+		{Name: "stream", What: "a stream to the allowed origin lacks the echo or Vary: Origin on its 200 head (a hijacked reply)", Mark: corsSharedStream},
 	},
 	"2.3/null-origin": {
 		{Name: "preflight", What: "a preflight from Origin: null is admitted", Mark: "OPTIONS "},

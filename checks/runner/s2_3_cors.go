@@ -499,10 +499,10 @@ const refusableRun = `{"inputs": "conformance probe"}`
 // The answers 2.3/actual-response-cors judges, as its findings name them
 // (its clauses' marks).
 const (
-	corsRead     = "a cross-origin read"
-	corsRefusal  = "a run refusable by any runner, its inputs not an object"
-	sharedRunIs  = "the valid run the check shares"
-	sharedStream = "the valid stream the check shares"
+	corsRead         = "a cross-origin read"
+	corsRefusal      = "a run refusable by any runner, its inputs not an object"
+	corsSharedRun    = "the valid run the check shares"
+	corsSharedStream = "the valid stream the check shares"
 )
 
 // probeActualResponses judges the head of every actual answer to the
@@ -531,7 +531,7 @@ func probeActualResponses(t *T) {
 		fact *engine.Fact[*Env, *watchedRun]
 		verb string
 		what string
-	}{{ordinaryRun, protocol.Run, sharedRunIs}, {ordinaryStream, protocol.Stream, sharedStream}} {
+	}{{ordinaryRun, protocol.Run, corsSharedRun}, {ordinaryStream, protocol.Stream, corsSharedStream}} {
 		if t.Env.Level < protocol.LevelOf(s.verb) {
 			continue
 		}
