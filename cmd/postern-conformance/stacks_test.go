@@ -340,36 +340,41 @@ func runStackCase(prog, dir string, c stackCase) stackResult {
 
 // stack is one of the framework-built runners: its cases, and how to make
 // it ready to launch (check its tools, build it), which returns the command
-// that launches it, or why it cannot be had and how to install it.
+// that launches it and the versions it stands on, or why it cannot be had
+// and how to install it.
 type stack struct {
 	name  string
 	cases []stackCase
-	ready func(tmp string) (prog, missing, install string)
+	ready func(tmp string) stackReady
 }
 
+type stackReady struct{ prog, versions, missing, install string }
+
 var stackRunners = []stack{
-	{"express", expressCases(), func(string) (string, string, string) {
+	{"express", expressCases(), func(string) stackReady {
 		// Express 5 with cors and express.json(), pinned by its
 		// package-lock.json.
 		dir := filepath.Join("testdata", "stacks", "express")
 		if _, err := exec.LookPath("node"); err != nil {
-			return "", "node is not installed", "Debian's package nodejs: apt-get install -y nodejs"
+			return stackReady{missing: "node is not installed", install: "Debian's package nodejs: apt-get install -y nodejs"}
 		}
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", "express", "package.json")); err != nil {
-			return "", "the Express stack's node_modules are not installed", "from the repository's root: npm ci --prefix cmd/postern-conformance/" + dir
+			return stackReady{missing: "the Express stack's node_modules are not installed", install: "from the repository's root: npm ci --prefix cmd/postern-conformance/" + dir}
 		}
-		return "node " + filepath.Join(dir, "server.js"), "", ""
+		out, _ := exec.Command("node", "-p", `["express", "cors", "body-parser"].map((m) => m + " " + require("./`+dir+`/node_modules/" + m + "/package.json").version).join(", ")`).Output()
+		return stackReady{prog: "node " + filepath.Join(dir, "server.js"), versions: string(out)}
 	}},
-	{"fastapi", fastapiCases(), func(string) (string, string, string) {
+	{"fastapi", fastapiCases(), func(string) stackReady {
 		// FastAPI with Starlette's CORSMiddleware on uvicorn: Debian's
 		// packages, which belong to /usr/bin/python3.
 		const python = "/usr/bin/python3"
-		if err := exec.Command(python, "-c", "import fastapi, uvicorn").Run(); err != nil {
-			return "", python + " cannot import fastapi and uvicorn", "apt-get install -y python3-fastapi python3-uvicorn"
+		out, err := exec.Command(python, "-c", "import fastapi, starlette, uvicorn, pydantic as p; print('fastapi', fastapi.__version__, 'starlette', starlette.__version__, 'uvicorn', uvicorn.__version__, 'pydantic', p.VERSION)").Output()
+		if err != nil {
+			return stackReady{missing: python + " cannot import fastapi and uvicorn", install: "apt-get install -y python3-fastapi python3-uvicorn"}
 		}
-		return python + " " + filepath.Join("testdata", "stacks", "fastapi", "runner.py"), "", ""
+		return stackReady{prog: python + " " + filepath.Join("testdata", "stacks", "fastapi", "runner.py"), versions: string(out)}
 	}},
-	{"chi", chiCases(), func(tmp string) (string, string, string) {
+	{"chi", chiCases(), func(tmp string) stackReady {
 		// go-chi/chi with rs/cors: a module of its own, so the checker's
 		// go.mod does not carry them, built once for the run.
 		bin := filepath.Join(tmp, "chirunner")
@@ -377,9 +382,9 @@ var stackRunners = []stack{
 		build.Dir = filepath.Join("testdata", "stacks", "chi")
 		build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 		if out, err := build.CombinedOutput(); err != nil {
-			return "", "the chi runner does not build: " + strings.TrimSpace(string(out)), "it needs the Go module proxy: cd cmd/postern-conformance/" + build.Dir + " && go mod download"
+			return stackReady{missing: "the chi runner does not build: " + strings.TrimSpace(string(out)), install: "it needs the Go module proxy: cd cmd/postern-conformance/" + build.Dir + " && go mod download"}
 		}
-		return bin, "", ""
+		return stackReady{prog: bin, versions: "chi v5.5.0, rs/cors v1.11.1 (its go.mod)"}
 	}},
 }
 
@@ -412,18 +417,17 @@ func TestStacks(t *testing.T) {
 		prog string
 	}
 	var jobs []job
-	missing := make([][2]string, len(stackRunners))
+	ready := make([]stackReady, len(stackRunners))
 	for si, s := range stackRunners {
 		if !stackSelected(s.name) {
 			continue
 		}
-		prog, what, install := s.ready(tmp)
-		if prog == "" {
-			missing[si] = [2]string{what, install}
+		ready[si] = s.ready(tmp)
+		if ready[si].prog == "" {
 			continue
 		}
 		for ci := range s.cases {
-			jobs = append(jobs, job{si, ci, prog})
+			jobs = append(jobs, job{si, ci, ready[si].prog})
 		}
 	}
 	slices.SortStableFunc(jobs, func(a, b job) int {
@@ -455,9 +459,10 @@ func TestStacks(t *testing.T) {
 	t.Logf("%d cases in %.1f s, at most %d at once", len(jobs), time.Since(start).Seconds(), cap(stackSlots))
 	for si, s := range stackRunners {
 		t.Run(s.name, func(t *testing.T) {
-			if m := missing[si]; m[0] != "" {
-				needStack(t, m[0], m[1])
+			if r := ready[si]; r.prog == "" {
+				needStack(t, r.missing, r.install)
 			}
+			t.Logf("on %s", strings.TrimSpace(ready[si].versions))
 			for ci, c := range s.cases {
 				t.Run(c.name, func(t *testing.T) { results[si][ci].report(t, c) })
 			}
