@@ -28,12 +28,14 @@ fmt:
 ## bench: a hundred reference runners in one fleet (first: the sockets the
 ## other benchmarks leave in TIME_WAIT slow it), a full check of one
 ## (median-ms, peak-heap-MiB; with --execute, agent-starts/check), a full
-## --execute check of a slow agent (wall and starts), then how long each hostile runner takes and
-## the heap it costs
+## --execute check of a slow agent (wall and starts), a client check (in process, and the
+## reference client as a command: wall, and client-start-ms), then how long each hostile runner
+## takes and the heap it costs
 bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x ./checks/fleet/
 	$(GO) test -run '^$$' -bench 'BenchmarkFullCheck' -benchmem -benchtime 20x ./checks/runner/
 	$(GO) test -run '^$$' -bench 'BenchmarkExecuteSlowAgent$$' -benchtime 1x ./checks/runner/
+	$(GO) test -run '^$$' -bench 'BenchmarkClientCheck' -benchtime 3x ./checks/client/
 	$(GO) test -run '^$$' -bench . -benchmem ./wire/ ./schemas/
 	$(GO) test -count=1 -v -run 'TestHostileShapes' ./checks/runner/ | grep 'ended in' 
 

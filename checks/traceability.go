@@ -1,7 +1,7 @@
 // Package checks is the catalogue above the modes: the traceability matrix
 // of SPEC.md §1–§8 (traceability.tsv), one obligation a row, mapped to the
 // rules of whichever mode checks it (checks/runner, checks/entitlement,
-// checks/distributor) or to the reason none can, and the coverage counted
+// checks/distributor, checks/client) or to the reason none can, and the coverage counted
 // from it. Nothing else lives here: each mode is a sibling package below,
 // and no mode imports another.
 package checks
@@ -9,6 +9,7 @@ package checks
 import (
 	_ "embed"
 	"fmt"
+	"github.com/sigrix-io/postern-conformance/checks/client"
 	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
@@ -280,7 +281,8 @@ func needsExecute(r TraceRow) bool {
 
 // Traced is what the traceability reads of a rule, whichever mode's
 // registry holds it: the runner check's (All), the entitlement harness's
-// (checks/entitlement) or the distributor check's (checks/distributor).
+// (checks/entitlement), the distributor check's (checks/distributor) or
+// the client check's (checks/client).
 type Traced struct {
 	ID, Title, Mode string
 	Keyword         engine.Keyword
@@ -302,6 +304,9 @@ func TracedRules() []Traced {
 	}
 	for _, r := range distributor.All() {
 		out = append(out, Traced{r.ID, r.Title, "distributor", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
+	}
+	for _, r := range client.All() {
+		out = append(out, Traced{r.ID, r.Title, "client", r.Keyword, r.BindingOf(), r.Chain, r.Strength(), r.NeedNames()})
 	}
 	return out
 }

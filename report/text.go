@@ -112,7 +112,10 @@ func (t *text) header(r *Report) {
 	t.line("", t.p.bold.Sprint("Postern conformance · "+clean(r.Target)))
 	t.line("", "schemas: ", clean(orNone(r.Schemas)))
 	o := r.Options
-	opts := []string{"origin: " + clean(orNone(o.Origin)), "execute: " + yesNo(o.Execute)}
+	var opts []string
+	if r.ModeName() == ModeCheck { // a runner's choices; another mode has none of them
+		opts = append(opts, "origin: "+clean(orNone(o.Origin)), "execute: "+yesNo(o.Execute))
+	}
 	if len(o.Rules) > 0 {
 		opts = append(opts, "rules: "+clean(strings.Join(o.Rules, " ")))
 	}
@@ -122,7 +125,9 @@ func (t *text) header(r *Report) {
 	if t.verbose && o.Timeout > 0 {
 		opts = append(opts, "timeout: "+o.Timeout.String())
 	}
-	t.line("", strings.Join(opts, " · "))
+	if len(opts) > 0 {
+		t.line("", strings.Join(opts, " · "))
+	}
 	if t.verbose {
 		tool := r.tool()
 		if r.ToolVersion != "" {

@@ -103,7 +103,7 @@ func New(base *url.URL, o Options) *Client {
 		DisableKeepAlives:      true, // one connection per probe: no probe inherits another's broken state
 		ForceAttemptHTTP2:      false,
 		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{}, // HTTP/1.1 only
-		DialContext:            lingerless((&net.Dialer{Timeout: o.Timeout}).DialContext),
+		DialContext:            dialer(o.Timeout),
 		TLSHandshakeTimeout:    o.Timeout,
 		MaxResponseHeaderBytes: MaxHeader,
 		// Each probe has a connection of its own, and each connection its
@@ -444,7 +444,7 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 			host += ":80"
 		}
 	}
-	conn, err := lingerless((&net.Dialer{Timeout: c.timeout}).DialContext)(ctx, "tcp", host)
+	conn, err := dialer(c.timeout)(ctx, "tcp", host)
 	if err != nil {
 		ex.Err = classify(ctx, err)
 		return ex
@@ -546,6 +546,29 @@ func (c *Client) readRaw(ctx context.Context, conn net.Conn, ex *Exchange) {
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		ex.Err = classify(ctx, err)
 	}
+}
+
+// sourceKey marks a context whose requests connect from a given local
+// address (FromAddress).
+type sourceKey struct{}
+
+// FromAddress is ctx for requests whose connections are made from the
+// local address ip rather than the one the system picks: a second source
+// address on loopback (127.0.0.2: Linux routes all of 127.0.0.0/8 to lo),
+// for a check that must be seen coming from two places.
+func FromAddress(ctx context.Context, ip net.IP) context.Context {
+	return context.WithValue(ctx, sourceKey{}, ip)
+}
+
+// dialer dials under timeout, from the source address ctx names, if any.
+func dialer(timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return lingerless(func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: timeout}
+		if ip, ok := ctx.Value(sourceKey{}).(net.IP); ok {
+			d.LocalAddr = &net.TCPAddr{IP: ip}
+		}
+		return d.DialContext(ctx, network, addr)
+	})
 }
 
 // lingerless dials as dial does, with a connection that closes at once

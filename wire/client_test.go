@@ -185,3 +185,21 @@ func TestHostileAnswersNeverPanic(t *testing.T) {
 		_ = ex.ErrorCode()
 	}
 }
+
+// TestFromAddress: a request made under FromAddress connects from the
+// address given (a second loopback address), and one made without it
+// from the one the system picks.
+func TestFromAddress(t *testing.T) {
+	peers := make(chan string, 2)
+	c, _ := client(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		peers <- host
+	}), Options{})
+	ex := c.Do(FromAddress(context.Background(), net.IPv4(127, 0, 0, 2)), Get("status"))
+	if ex.Err != nil {
+		t.Skipf("127.0.0.2 cannot be bound here: %v", ex.Err)
+	}
+	assert.Check(t, is.Equal(<-peers, "127.0.0.2"))
+	assert.NilError(t, c.Do(context.Background(), Get("status")).Err)
+	assert.Check(t, is.Equal(<-peers, "127.0.0.1"))
+}

@@ -62,15 +62,17 @@ type Options struct {
 	// given; Rotated a predecessor of Token, rotated away (§7).
 	Stranger, Rotated string
 	// Revoked is an agent the buyer bought and whose purchase was reversed
-	// (§5.4); Withdrawn one the buyer owned that was withdrawn from sale
-	// (§5.3 access_ends_at, §5.6 410); Unowned a listed agent the buyer
-	// does not own.
+	// (§5.4); Withdrawn one the buyer owned that was withdrawn from sale,
+	// its access ended or still in a tail (§5.3 access_ends_at, §5.6 410,
+	// §8); Unowned a listed agent the buyer does not own.
 	Revoked, Withdrawn, Unowned string
 	// Revoke and Restore reverse the buyer's purchase of Agent and undo the
 	// reversal, out of band; each returns once the authority has recorded
 	// it. With both, the timed rules run.
 	Revoke, Restore Hook
-	// RateLimit opts in to §5.6's burst (a few hundred bundle requests).
+	// RateLimit opts in to §5.6's burst (a few hundred bundle requests)
+	// and, on loopback, to the requests from 127.0.0.2 that show whether a
+	// refusal counts against both buckets.
 	RateLimit bool
 	// Profile "sigrix" also checks §8.
 	Profile string
@@ -171,13 +173,14 @@ func Check(ctx context.Context, o Options) (*Env, []Result, error) {
 			deadline += 2*(env.Stale+hookTimeout(o.Timeout)) + 2*o.Timeout
 		}
 		if o.RateLimit {
-			deadline += 2 * o.Timeout
+			deadline += 4 * o.Timeout
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	suite := engine.Suite[*Env]{Rules: All(), Progress: o.Progress, Finish: func(e *Env, s *engine.Session) { e.scrub(s.Exchanges()) }}
 	results := engine.Run(ctx, suite, sess, env, rules)
+	env.scrubResults(results)
 	if env.HookErr != nil {
 		return env, results, env.HookErr
 	}
@@ -250,18 +253,45 @@ func (e *Env) secrets() []string {
 	return out
 }
 
-// scrub blots every presented token out of the evidence, once the rules
-// have judged it: request URLs and headers (the widening probes carry the
-// buyer's token) and whatever the distributor sent back.
-func (e *Env) scrub(exs []*wire.Exchange) {
+// blot is a replacer of every presented token by "[token]", or nil.
+func (e *Env) blot() *strings.Replacer {
 	var pairs []string
 	for _, s := range e.secrets() {
 		pairs = append(pairs, s, "[token]")
 	}
 	if len(pairs) == 0 {
+		return nil
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// scrubResults blots every presented token out of what the rules said: a
+// finding quotes a request line, which may carry one in its query.
+func (e *Env) scrubResults(results []Result) {
+	rep := e.blot()
+	if rep == nil {
 		return
 	}
-	rep := strings.NewReplacer(pairs...)
+	for i := range results {
+		r := &results[i]
+		r.Reason = rep.Replace(r.Reason)
+		for j := range r.Findings {
+			r.Findings[j].Message = rep.Replace(r.Findings[j].Message)
+		}
+		for j := range r.Notes {
+			r.Notes[j] = rep.Replace(r.Notes[j])
+		}
+	}
+}
+
+// scrub blots every presented token out of the evidence, once the rules
+// have judged it: request URLs and headers (the widening probes carry the
+// buyer's token) and whatever the distributor sent back.
+func (e *Env) scrub(exs []*wire.Exchange) {
+	rep := e.blot()
+	if rep == nil {
+		return
+	}
 	for _, ex := range exs {
 		ex.URL = rep.Replace(ex.URL)
 		for _, h := range []http.Header{ex.ReqHeader, ex.Header} {

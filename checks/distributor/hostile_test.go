@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,4 +205,36 @@ func TestBundleNeverServed(t *testing.T) {
 // bundleRule reports whether a rule judges the buyer's bundle of --agent.
 func bundleRule(id string) bool {
 	return strings.HasPrefix(id, "6/") || strings.HasPrefix(id, "5.6/repr-digest") || id == "5.6/bundle-media-type"
+}
+
+// TestBothBucketsOnlyOnLoopback: a second source address is at hand only
+// where the target is on IPv4 loopback; elsewhere the rule on both buckets
+// skips, saying why (and list --coverage says so of its row).
+func TestBothBucketsOnlyOnLoopback(t *testing.T) {
+	for raw, want := range map[string]string{"http://127.0.0.5:8080": "", "http://localhost:8080": "",
+		"http://[::1]:8080": "IPv6 has one loopback address", "https://192.0.2.7": "not on loopback"} {
+		u, _ := url.Parse(raw)
+		if got := distributor.LoopbackNeed(u); want == "" && got != "" || !strings.Contains(got, want) {
+			t.Errorf("%s: %q, want %q", raw, got, want)
+		}
+	}
+	srv, err := refdist.Start(refdist.Config{}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	o := srv.Options(false)
+	// The client dials localhost; the rule asks the resolver given.
+	o.Target, o.RateLimit, o.Timeout = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1), true, 5*time.Second
+	o.Rules = []string{"5.6/rate-limit-both-buckets"}
+	o.Lookup = func(context.Context, string) ([]net.IPAddr, error) {
+		return []net.IPAddr{{IP: net.ParseIP("192.0.2.7")}}, nil
+	}
+	_, results, err := distributor.Check(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.Outcome != engine.Skip || !strings.Contains(r.Reason, "not to IPv4 loopback") {
+		t.Errorf("a target resolving off loopback: %s %s", r.Outcome, r.Reason)
+	}
 }

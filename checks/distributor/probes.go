@@ -3,10 +3,12 @@ package distributor
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -268,16 +270,67 @@ func stampSlack(s string) time.Duration {
 }
 
 // volatile are the header fields that differ between any two answers, so
-// §5.5's comparison leaves them aside.
+// §5.5's comparison leaves them aside, names and values.
 var volatile = []string{"Date", "Age", "Expires", "Last-Modified", "Etag", "X-Request-Id", "X-Trace-Id", "Traceparent",
 	"Tracestate", "Server-Timing", "Cf-Ray", "X-Amzn-Requestid", "X-Amzn-Trace-Id", "X-Correlation-Id", "Request-Id", "X-Cloud-Trace-Context"}
 
-// headerSet is an answer's field names, the volatile ones aside.
-func headerSet(h http.Header) []string {
+// countsOnly are the fields whose presence is compared but not their
+// values: Content-Length follows the body (compared on its own, an echo of
+// the question aside), and a rate limit's counters describe the caller's
+// own bucket, which each token has.
+var countsOnly = []string{"Content-Length", "Ratelimit", "Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset", "Ratelimit-Policy",
+	"X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", "Retry-After"}
+
+// likeness is how two answers are compared, learned from one request sent
+// twice: whether bodies can be compared byte for byte, and which header
+// fields vary by themselves (a request id, a cookie), to leave aside.
+type likeness struct {
+	bodies bool
+	vary   map[string]bool // canonical names
+}
+
+// learn compares a with again, the same request's answer: what differs
+// between them varies by itself. Without a whole second answer, nothing is
+// known to vary.
+func learn(a, again *wire.Exchange) likeness {
+	l := likeness{bodies: true, vary: map[string]bool{}}
+	if !engine.Whole(a) || !engine.Whole(again) {
+		return l
+	}
+	l.bodies = !varies(a, again)
+	l.learn(a.Header, again.Header)
+	return l
+}
+
+// learn adds to l.vary every field whose values differ between a and b.
+func (l likeness) learn(a, b http.Header) {
+	for _, h := range []http.Header{a, b} {
+		for k := range h {
+			if !slices.Equal(a.Values(k), b.Values(k)) {
+				l.vary[http.CanonicalHeaderKey(k)] = true
+			}
+		}
+	}
+}
+
+// explain notes, on t, what the comparison of what's answers leaves aside.
+func (l likeness) explain(t *T, what string) {
+	if !l.bodies {
+		t.Note("%s varies by itself from one request to the next, so bodies were not compared byte for byte", what)
+	}
+	if len(l.vary) > 0 {
+		t.Note("%s varies by itself in %s, so those fields were left aside", what, strings.Join(slices.Sorted(maps.Keys(l.vary)), ", "))
+	}
+}
+
+// headerSet is an answer's field names, the volatile ones and those that
+// vary by themselves aside.
+func (l likeness) headerSet(h http.Header) []string {
 	var out []string
 	for k := range h {
-		if !slices.Contains(volatile, http.CanonicalHeaderKey(k)) {
-			out = append(out, http.CanonicalHeaderKey(k))
+		k = http.CanonicalHeaderKey(k)
+		if !slices.Contains(volatile, k) && !l.vary[k] {
+			out = append(out, k)
 		}
 	}
 	slices.Sort(out)
@@ -285,36 +338,79 @@ func headerSet(h http.Header) []string {
 }
 
 // tellApart says how a tells itself apart from b ("" where nothing does):
-// status, code, body bytes (unless bodies is false: the reference answer
-// varies by itself), the header set and the media type. Each body has the
-// string its own request addressed replaced first, so an echo of the
-// question is no difference.
-func tellApart(a, b *wire.Exchange, echoA, echoB string, bodies bool) string {
+// status, code, the media type, the header set, body bytes (unless the
+// reference answer varies by itself), and the values of the header fields
+// both carry. Each body has the string its own request addressed (and its
+// lower-cased and hyphenated forms, a correction computed from the string
+// alone) replaced first, so an echo of the question is no difference.
+// valuesOnly says the one difference is a field's value.
+func (l likeness) tellApart(a, b *wire.Exchange, echoA, echoB string) (diff string, valuesOnly bool) {
 	switch {
 	case a.Status != b.Status:
-		return fmt.Sprintf("status %d against %d", a.Status, b.Status)
+		return fmt.Sprintf("status %d against %d", a.Status, b.Status), false
 	case a.ErrorCode() != b.ErrorCode():
-		return fmt.Sprintf("code %q against %q", a.ErrorCode(), b.ErrorCode())
+		return fmt.Sprintf("code %q against %q", a.ErrorCode(), b.ErrorCode()), false
 	case a.Header.Get("Content-Type") != b.Header.Get("Content-Type"):
-		return fmt.Sprintf("Content-Type %q against %q", a.Header.Get("Content-Type"), b.Header.Get("Content-Type"))
+		return fmt.Sprintf("Content-Type %q against %q", a.Header.Get("Content-Type"), b.Header.Get("Content-Type")), false
 	}
-	if ha, hb := headerSet(a.Header), headerSet(b.Header); !slices.Equal(ha, hb) {
-		return fmt.Sprintf("header fields %v against %v", ha, hb)
+	ha, hb := l.headerSet(a.Header), l.headerSet(b.Header)
+	if !slices.Equal(ha, hb) {
+		return fmt.Sprintf("header fields %v against %v", ha, hb), false
 	}
-	if bodies {
+	if l.bodies {
 		ba, bb := unecho(a.Body, echoA), unecho(b.Body, echoB)
 		if !bytes.Equal(ba, bb) {
-			return fmt.Sprintf("body %s against %s", wire.Excerpt(a.Body, 160), wire.Excerpt(b.Body, 160))
+			return fmt.Sprintf("body %s against %s", wire.Excerpt(a.Body, 160), wire.Excerpt(b.Body, 160)), false
 		}
 	}
-	return ""
+	for _, k := range ha {
+		if slices.Contains(countsOnly, k) {
+			continue
+		}
+		if va, vb := strings.Join(a.Header.Values(k), ", "), strings.Join(b.Header.Values(k), ", "); va != vb {
+			return fmt.Sprintf("%s %q against %q", k, va, vb), true
+		}
+	}
+	return "", false
 }
 
+// confirmedApart is tellApart, a difference in a field's value confirmed:
+// both requests are sent again side by side, and a value that changed
+// between the two sendings varies by itself (a counter, a clock rounded to
+// the second), so it is no difference.
+func confirmedApart(t *T, l likeness, a, b *wire.Exchange, echoA, echoB string, reqA, reqB wire.Request) string {
+	d, valuesOnly := l.tellApart(a, b, echoA, echoB)
+	if !valuesOnly || reqA.Path == "" || reqB.Path == "" {
+		return d
+	}
+	reqA.Note, reqB.Note = reqA.Note+", again: does the difference hold?", reqB.Note+", again: does the difference hold?"
+	reqs := []wire.Request{reqA, reqB}
+	again := t.SideBySide(2, func(i int, s *engine.Session, ctx context.Context) *wire.Exchange { return s.Do(ctx, reqs[i]) })
+	if !engine.Whole(again[0]) || !engine.Whole(again[1]) {
+		return d
+	}
+	l2 := likeness{bodies: l.bodies, vary: maps.Clone(l.vary)}
+	l2.learn(a.Header, again[0].Header)
+	l2.learn(b.Header, again[1].Header)
+	if d2, _ := l2.tellApart(again[0], again[1], echoA, echoB); d2 == "" {
+		t.Note("%s differed from the reference once (%s), and not when both were asked again: taken for a value that varies by itself", a.RequestLine(), d)
+		return ""
+	}
+	return d
+}
+
+// unecho replaces in body the string s, as a request addressed it, and
+// the forms a correction computed from the string alone gives it.
 func unecho(body []byte, s string) []byte {
 	if s == "" {
 		return body
 	}
-	return bytes.ReplaceAll(body, []byte(s), []byte("\x00echo\x00"))
+	forms := []string{s, strings.ToLower(s), strings.ReplaceAll(s, "_", "-"), strings.ReplaceAll(strings.ToLower(s), "_", "-")}
+	slices.Sort(forms)
+	for _, f := range slices.Compact(forms) {
+		body = bytes.ReplaceAll(body, []byte(f), []byte("\x00echo\x00"))
+	}
+	return body
 }
 
 // varies reports whether two answers to the same request differ in body:

@@ -1,6 +1,7 @@
 package distributor_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -49,8 +50,9 @@ func checkWith(t *testing.T, cfg refdist.Config, hooks, rate bool) map[string]di
 func TestConformant(t *testing.T) {
 	passed := map[string]bool{}
 	for _, p := range refdist.Postures {
-		// Posture sigrix declares 60 s, too long to wait out here: its
-		// timed rules are proven in the default posture's second.
+		// Posture sigrix declares 60 s, too long to wait out here, and
+		// gone-early differs only in its withdrawn agent: their timed rules
+		// are proven in the default posture's second.
 		cfg, hooks := refdist.Config{Posture: p}, false
 		if p == refdist.PostureDefault {
 			cfg.Stale, hooks = time.Second, true
@@ -80,13 +82,10 @@ func TestFaults(t *testing.T) {
 	base := map[string]map[string]distributor.Result{}
 	for _, f := range refdist.Faults() {
 		t.Run(f.Name, func(t *testing.T) {
-			posture := refdist.PostureDefault
-			if f.Sigrix {
-				posture = refdist.PostureSigrix
-			}
+			posture := cmp.Or(f.Posture, refdist.PostureDefault)
 			key := fmt.Sprint(posture, f.Hooks, f.RateLimit)
 			cfg := refdist.Config{Posture: posture}
-			if !f.Sigrix {
+			if posture != refdist.PostureSigrix {
 				cfg.Stale = time.Second
 			}
 			if base[key] == nil {

@@ -3,10 +3,13 @@ package distributor
 import (
 	"context"
 	"fmt"
-	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"math"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
+
+	"github.com/sigrix-io/postern-conformance/checks/engine"
 
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
@@ -120,36 +123,79 @@ var section5_3 = []*Rule{
 	},
 	{
 		ID: "5.3/no-widening", Section: "5.3", Level: 1, Keyword: MustNot,
-		Title: "no query parameter or header widens an answer beyond the token's buyer: the stranger's token stays a stranger's",
+		Title: "no query parameter, header or cookie widens an answer beyond the token's buyer, in the spellings frameworks use: the stranger's token stays a stranger's",
 		Needs: []engine.Need[*Env]{needStranger}, Requires: deps(refusals),
 		Probe: func(t *T) {
 			plain := refusals.Of(t).check["the stranger's token, for --agent"]
 			if plain.Status == http.StatusOK {
 				t.NotApplicable("the stranger's own check of --agent answered 200: --stranger-token is entitled to --agent, so it cannot show a widening")
 			}
-			buyer := t.Env.Token
-			var probes []wire.Request
-			for _, q := range []string{"access_token=" + buyer, "token=" + buyer, "buyer=" + buyer, "as=" + buyer, "scope=all", "all=true", "include=all"} {
-				probes = append(probes, t.Env.checkRequest(t.Env.Agent+"?"+q, bearer(t.Env.Stranger), "the stranger's token, with a query that might widen it"))
-			}
-			for _, h := range []string{"X-Postern-Token", "X-Access-Token", "X-On-Behalf-Of", "X-Buyer", "X-Forwarded-User", "X-User-Id"} {
-				r := t.Env.checkRequest(t.Env.Agent, bearer(t.Env.Stranger), "the stranger's token, with a header that might widen it")
-				r.Header.Set(h, buyer)
-				probes = append(probes, r)
-			}
-			// A storefront's session cookie, where a web app's middleware
-			// may look first.
-			r := t.Env.checkRequest(t.Env.Agent, bearer(t.Env.Stranger), "the stranger's token, with a session cookie that might widen it")
-			r.Header.Set("Cookie", "session="+buyer+"; token="+buyer)
-			probes = append(probes, r)
+			probes := widenings(t.Env)
 			exs := t.SideBySide(len(probes), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange { return s.Do(ctx, probes[i]) })
 			for _, ex := range exs {
 				if ex.Status >= 200 && ex.Status < 300 {
-					t.Fail(ex, "%s with the stranger's token answered %s where the stranger alone gets %s: the request widened the answer beyond the token's buyer (§5.3)", ex.RequestLine(), ex.Brief(), plain.Brief())
+					t.Fail(ex, "%s (%s) answered %s where the stranger alone gets %s: the request widened the answer beyond the token's buyer (§5.3)", ex.RequestLine(), ex.Note, ex.Brief(), plain.Brief())
 				}
 			}
 		},
 	},
+}
+
+// The names a framework's flag that widens an answer goes by, the values
+// it takes for yes, and the names a buyer is named by.
+var (
+	wideningNames  = []string{"all", "admin", "debug", "include", "scope", "as", "on_behalf_of", "buyer", "user"}
+	wideningValues = []string{"1", "true", "yes"}
+	buyerNames     = []string{"access_token", "token", "buyer", "as", "user", "on_behalf_of"}
+	buyerHeaders   = []string{"X-Postern-Token", "X-Access-Token", "X-On-Behalf-Of", "X-Buyer", "X-Forwarded-User", "X-User-Id"}
+)
+
+// widenings are the stranger's checks of --agent, each with something that
+// might widen the answer: every flag name with every value for yes, as a
+// query parameter, and scope and include "all"; the buyer's token under the
+// names a buyer goes by; a JSON-ish ?filter=; the same flags as headers
+// (X-Admin: true, Admin: true), a request for each value; the buyer's
+// token in headers and a session cookie. Each is a request of its own (a
+// flag read after another parameter has already refused would hide), sent
+// side by side: 47 in all.
+func widenings(e *Env) []wire.Request {
+	var out []wire.Request
+	note := "the stranger's token, with %s"
+	query := func(q string) {
+		out = append(out, e.checkRequest(e.Agent+"?"+q, bearer(e.Stranger), fmt.Sprintf(note, "a query that might widen it")))
+	}
+	for _, n := range wideningNames {
+		for _, v := range wideningValues {
+			query(n + "=" + v)
+		}
+	}
+	query("scope=all")
+	query("include=all")
+	for _, n := range buyerNames {
+		query(n + "=" + e.Token)
+	}
+	for _, f := range []string{`{"all":true}`, `{"buyer":"*"}`} {
+		query("filter=" + url.QueryEscape(f))
+	}
+	for _, v := range wideningValues {
+		r := e.checkRequest(e.Agent, bearer(e.Stranger), fmt.Sprintf(note, "X-Admin, Admin, X-All, X-Debug and the other flag headers set to "+v))
+		for _, n := range wideningNames {
+			h := strings.ReplaceAll(n, "_", "-")
+			r.Header.Set("X-"+h, v)
+			r.Header.Set(h, v)
+		}
+		out = append(out, r)
+	}
+	for _, h := range buyerHeaders {
+		r := e.checkRequest(e.Agent, bearer(e.Stranger), fmt.Sprintf(note, h+" set to the buyer's token"))
+		r.Header.Set(h, e.Token)
+		out = append(out, r)
+	}
+	// A storefront's session cookie, where a web app's middleware may look
+	// first.
+	r := e.checkRequest(e.Agent, bearer(e.Stranger), fmt.Sprintf(note, "the buyer's token as a session cookie"))
+	r.Header.Set("Cookie", "session="+e.Token+"; token="+e.Token)
+	return append(out, r)
 }
 
 // each calls judge for the check answers of the run: every one where

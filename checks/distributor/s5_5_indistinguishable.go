@@ -19,7 +19,14 @@ const (
 	askAbsent   = "no Authorization at all, for --agent"
 	askScheme   = "the buyer's token under another scheme (Basic), for --agent"
 	askRotated  = "the rotated-away token, for --agent"
+	// A withdrawn agent, asked for by callers who never owned it.
+	askGoneStranger = "the stranger's token, for --withdrawn-agent"
+	askGoneUnknown  = "a token no distributor issued, for --withdrawn-agent"
+	askGoneAbsent   = "no Authorization at all, for --withdrawn-agent"
 )
+
+// goneAsks are the asks for --withdrawn-agent by callers who never owned it.
+var goneAsks = []string{askGoneStranger, askGoneUnknown, askGoneAbsent}
 
 // deadTokens are the asks whose token does not resolve (§5.5).
 var deadTokens = []string{askUnknown, askMalform, askAbsent, askScheme}
@@ -31,6 +38,7 @@ type refusalSet struct {
 	check, bundle map[string]*wire.Exchange
 	again         map[string]*wire.Exchange // route → the reference ask, sent again
 	addressed     map[*wire.Exchange]string
+	sent          map[*wire.Exchange]wire.Request // what each was, to ask it again
 	asks          []string
 }
 
@@ -56,6 +64,12 @@ var refusals = &engine.Fact[*Env, refusalSet]{Name: "the refusals §5.5 compares
 	if e.Rotated != "" {
 		asks = append(asks, ask{askRotated, e.Agent, bearer(e.Rotated)})
 	}
+	if e.Withdrawn != "" {
+		asks = append(asks, ask{askGoneUnknown, e.Withdrawn, bearer(e.unknown)}, ask{askGoneAbsent, e.Withdrawn, ""})
+		if e.Stranger != "" {
+			asks = append(asks, ask{askGoneStranger, e.Withdrawn, bearer(e.Stranger)})
+		}
+	}
 	routes := []string{protocol.EntitlementsRoute, protocol.BundlesRoute}
 	var reqs []wire.Request
 	for _, route := range routes {
@@ -65,13 +79,15 @@ var refusals = &engine.Fact[*Env, refusalSet]{Name: "the refusals §5.5 compares
 		reqs = append(reqs, get(route, e.missing, bearer(e.Token), askMissing+", again: does the answer vary by itself?"))
 	}
 	exs := t.SideBySide(len(reqs), func(i int, s *engine.Session, ctx context.Context) *wire.Exchange { return s.Do(ctx, reqs[i]) })
-	out := refusalSet{check: map[string]*wire.Exchange{}, bundle: map[string]*wire.Exchange{}, again: map[string]*wire.Exchange{}, addressed: map[*wire.Exchange]string{}}
+	out := refusalSet{check: map[string]*wire.Exchange{}, bundle: map[string]*wire.Exchange{}, again: map[string]*wire.Exchange{},
+		addressed: map[*wire.Exchange]string{}, sent: map[*wire.Exchange]wire.Request{}}
 	n := len(asks) + 1
 	for i, route := range routes {
 		for j, a := range asks {
 			ex := exs[i*n+j]
 			out.side(route)[a.name] = ex
 			out.addressed[ex] = a.id
+			out.sent[ex] = reqs[i*n+j]
 		}
 		out.again[route] = exs[i*n+len(asks)]
 		out.addressed[out.again[route]] = e.missing
@@ -119,10 +135,8 @@ func indistinct(t *T, set refusalSet, asks []string, what string) {
 		if !engine.Whole(set.again[route]) {
 			gap = set.again[route]
 		}
-		bodies := !varies(ref, set.again[route])
-		if !bodies {
-			t.Note("the reference 404 on %s varies by itself from one request to the next, so bodies were not compared byte for byte", route)
-		}
+		like := learn(ref, set.again[route])
+		like.explain(t, "the reference 404 on "+route)
 		for _, a := range asks {
 			ex := set.side(route)[a]
 			if ex != nil && !engine.Whole(ex) {
@@ -131,7 +145,7 @@ func indistinct(t *T, set refusalSet, asks []string, what string) {
 			if ex == nil || !ex.Is(http.StatusNotFound, "not_found") {
 				continue
 			}
-			if d := tellApart(ex, ref, set.addressed[ex], set.addressed[ref], bodies); d != "" {
+			if d := confirmedApart(t, like, ex, ref, set.addressed[ex], set.addressed[ref], set.sent[ex], set.sent[ref]); d != "" {
 				t.Fail(ex, "%s (%s) can be told apart from the 404 for %s: %s. §5.5 makes %s indistinguishable", ex.RequestLine(), a, askMissing, d, what)
 			}
 		}
@@ -179,6 +193,16 @@ var section5_5 = []*Rule{
 		},
 	},
 	{
+		ID: "5.5/withdrawn-indistinguishable", Section: "5.5", Level: 1, Keyword: Must,
+		Title: "a withdrawn agent asked for by a caller who never owned it (the stranger, a dead token, none) gets the 404 of an agent that does not exist, on both endpoints: a 410 would confirm it exists",
+		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(refusals),
+		Probe: func(t *T) {
+			set := refusals.Of(t)
+			want404(t, set, bothRoutes, goneAsks, "§5.5 answers a caller who is not entitled, or whose token does not resolve, 404 not_found, and §5.6's 410 is for a buyer who was entitled: to anyone else it says the agent exists")
+			indistinct(t, set, goneAsks, "an agent the caller never had and one that is not there")
+		},
+	},
+	{
 		ID: "5.5/agent-indistinguishable", Section: "5.5", Level: 1, Keyword: Must,
 		Title: "a listed agent the buyer does not own answers byte for byte as an agent that does not exist",
 		Needs: []engine.Need[*Env]{needUnowned}, Requires: deps(refusals),
@@ -203,7 +227,8 @@ var section7Rotation = []*Rule{
 				case !ex.Is(http.StatusNotFound, "not_found"):
 					t.Fail(ex, "%s with --rotated-token answered %s: §7 has a rotated token's predecessor stop resolving on the next request, answering 404 not_found", ex.RequestLine(), ex.Brief())
 				case never.Is(http.StatusNotFound, "not_found"):
-					if d := tellApart(ex, never, "", "", !varies(set.side(route)[askMissing], set.again[route])); d != "" {
+					like := learn(set.side(route)[askMissing], set.again[route])
+					if d := confirmedApart(t, like, ex, never, "", "", set.sent[ex], set.sent[never]); d != "" {
 						t.Fail(ex, "%s with --rotated-token can be told apart from a token that never existed: %s (§7, §5.5)", ex.RequestLine(), d)
 					}
 				}

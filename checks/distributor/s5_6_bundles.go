@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/wire"
@@ -40,16 +41,49 @@ func reprDigest(ex *wire.Exchange) string {
 	return strings.Join(ex.Header.Values("Repr-Digest"), ", ")
 }
 
-// withdrawnBundle is the buyer's bundle of --withdrawn-agent, where the
-// agent's access has ended (its check does not answer active).
-var withdrawnBundle = &engine.Fact[*Env, *wire.Exchange]{Name: "the buyer's bundle of --withdrawn-agent", Requires: deps(roleChecks),
+// withdrawnBundle is the buyer's bundle of --withdrawn-agent, asked
+// whatever its check answers: a distributor may serve it through a tail
+// (§8), or answer 410 from the withdrawal on while the check stays active
+// with the date access ends (§5.3: a runner with its bundle on disk never
+// asks again), and either way the check says what the bundle must be.
+var withdrawnBundle = &engine.Fact[*Env, *wire.Exchange]{Name: "the buyer's bundle of --withdrawn-agent",
 	Compute: func(t *T) (*wire.Exchange, string) {
-		chk := roleChecks.Of(t)[t.Env.Withdrawn]
-		if obj, _ := answerOf(chk); obj != nil && obj["state"] == protocol.StateActive {
-			return nil, "--withdrawn-agent still answers active: its access has not ended, so its bundle is still served (§8's tail)"
-		}
 		return t.Do(get(protocol.BundlesRoute, t.Env.Withdrawn, bearer(t.Env.Token), "the test buyer's bundle of a withdrawn agent")), ""
 	}}
+
+// withdrawal is what the buyer is told of --withdrawn-agent: its check,
+// the state and date that check gave, and its bundle.
+type withdrawal struct {
+	check, bundle *wire.Exchange
+	state         string // active, revoked, "404" for a 404, or "" for anything else
+	ends          string // the check's access_ends_at, where it gave one
+}
+
+// withdrawnOf reads the withdrawal; a rule that needs an answer that did
+// not come whole is left undecided.
+func withdrawnOf(t *T) withdrawal {
+	w := withdrawal{check: roleChecks.Of(t)[t.Env.Withdrawn], bundle: withdrawnBundle.Of(t)}
+	for _, ex := range []*wire.Exchange{w.check, w.bundle} {
+		if !engine.Whole(ex) {
+			t.Undecided("%s brought no whole answer (%s)", ex.Note, ex.Brief())
+		}
+	}
+	if obj, _ := answerOf(w.check); obj != nil {
+		w.state, _ = obj["state"].(string)
+		w.ends, _ = obj["access_ends_at"].(string)
+	} else if w.check.Status == http.StatusNotFound {
+		w.state = "404"
+	}
+	return w
+}
+
+// gone is a 410's access_ends_at, and whether it is an RFC 3339 stamp.
+func gone(ex *wire.Exchange) (string, time.Time, bool) {
+	d, _ := ex.ErrorDetail().(map[string]any)
+	s, _ := d["access_ends_at"].(string)
+	at, ok := protocol.ParseStamp(s)
+	return s, at, ok
+}
 
 // reverseDomain is a namespace like org.example or com.example.market.
 var reverseDomain = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$`)
@@ -140,57 +174,80 @@ var section5_6 = []*Rule{
 	},
 	{
 		ID: "5.6/withdrawn-410", Section: "5.6", Level: 1, Keyword: Must, Binding: Chain, Chain: "§5.6's status for a withdrawal",
-		Title: "a withdrawn agent's bundle answers 410 withdrawn to a buyer who owned it, once access has ended",
-		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(withdrawnBundle),
+		Title: "once a withdrawn agent's check says its access ended (revoked, or 404), its bundle answers the buyer 410 withdrawn, never 200 or 404; any 410 carries code withdrawn",
+		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(roleChecks, withdrawnBundle),
 		Probe: func(t *T) {
-			ex := withdrawnBundle.Of(t)
-			if !engine.Whole(ex) {
-				t.Undecided("the bundle of --withdrawn-agent brought no whole answer (%s)", ex.Brief())
-			}
-			if !ex.Is(http.StatusGone, "withdrawn") {
-				t.Fail(ex, "the bundle of --withdrawn-agent answered %s: §5.6 answers a buyer who was entitled, for an agent since withdrawn, 410 withdrawn", ex.Brief())
+			w := withdrawnOf(t)
+			ex := w.bundle
+			switch {
+			case ex.Status == http.StatusGone && ex.ErrorCode() != "withdrawn":
+				t.Fail(ex, "the bundle of --withdrawn-agent answered %s: §5.6's 410 is the one with code withdrawn", ex.Brief())
+			case ex.Status == http.StatusGone && w.state == protocol.StateActive:
+				t.Note("the check of --withdrawn-agent answers active while its bundle is already 410: access runs on for what the buyer has on disk (§5.3), which SPEC admits")
+			case ex.Status == http.StatusGone:
+			case w.state == protocol.StateActive:
+				t.NotApplicable("the check of --withdrawn-agent answers active and its bundle %s: its access has not ended, and §8's tail serves the bundle through it (5.6/withdrawn-tail-not-404 judges a 404)", ex.Brief())
+			case w.state == protocol.StateRevoked || w.state == "404":
+				t.Fail(ex, "the bundle of --withdrawn-agent answered %s while its check answers %s%s: once access has ended, §5.6 answers a buyer who was entitled, for an agent since withdrawn, 410 withdrawn", ex.Brief(), w.state, dated(w.ends))
+			default:
+				t.SkipFor(w.check, "the check of --withdrawn-agent answered %s: what its bundle should be is not known", w.check.Brief())
 			}
 		},
 	},
 	{
 		ID: "5.6/withdrawn-date", Section: "5.6", Level: 1, Keyword: Should,
-		Title: "the 410 carries the end of access as error.detail.access_ends_at, an RFC 3339 timestamp",
-		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(withdrawnBundle),
+		Title: "a 410 for a withdrawn agent carries the end of access as error.detail.access_ends_at, an RFC 3339 timestamp",
+		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(roleChecks, withdrawnBundle),
 		Probe: func(t *T) {
-			ex := withdrawnBundle.Of(t)
+			ex := withdrawnOf(t).bundle
 			if !ex.Is(http.StatusGone, "withdrawn") {
-				t.SkipFor(ex, "the bundle of --withdrawn-agent answered %s (5.6/withdrawn-410 judges that)", ex.Brief())
+				t.SkipFor(ex, "the bundle of --withdrawn-agent answered %s, no 410 withdrawn (5.6/withdrawn-410 judges that)", ex.Brief())
 			}
-			d, _ := ex.ErrorDetail().(map[string]any)
-			s, _ := d["access_ends_at"].(string)
-			if _, ok := protocol.ParseStamp(s); !ok {
-				t.Fail(ex, "the 410 carries no RFC 3339 error.detail.access_ends_at (it has %v): §5.6 asks for the date, so a client can say something true", d["access_ends_at"])
+			if s, _, ok := gone(ex); !ok {
+				d, _ := ex.ErrorDetail().(map[string]any)
+				t.Fail(ex, "the 410 carries no RFC 3339 error.detail.access_ends_at (it has %s): §5.6 asks for the date, so a client can say something true", shown(d["access_ends_at"], s != "" || d["access_ends_at"] != nil))
 			}
 		},
 	},
 	{
 		ID: "5.6/withdrawn-same-date", Section: "5.6", Level: 1, Keyword: Must, Binding: Chain, Chain: "one date, one fact",
-		Title: "where the check and the 410 both give access_ends_at, they give the same instant",
-		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(withdrawnBundle, roleChecks),
+		Title: "where the check (active or revoked) and the 410 both give access_ends_at, they give the same instant",
+		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(roleChecks, withdrawnBundle),
 		Probe: func(t *T) {
-			ex, chkEx := withdrawnBundle.Of(t), roleChecks.Of(t)[t.Env.Withdrawn]
-			for _, e := range []*wire.Exchange{ex, chkEx} {
-				if !engine.Whole(e) {
-					t.Undecided("%s brought no whole answer (%s): the dates cannot be compared", e.Note, e.Brief())
-				}
+			w := withdrawnOf(t)
+			s, at, ok1 := gone(w.bundle)
+			said, ok2 := protocol.ParseStamp(w.ends)
+			if !w.bundle.Is(http.StatusGone, "withdrawn") || !ok1 || !ok2 {
+				t.NotApplicable("the check and a 410 do not both carry an access_ends_at to compare (the check answered %s, the bundle %s)", w.check.Brief(), w.bundle.Brief())
 			}
-			chk, _ := answerOf(chkEx)
-			d, _ := ex.ErrorDetail().(map[string]any)
-			gone, ok1 := protocol.ParseStamp(str(d["access_ends_at"]))
-			said, ok2 := protocol.ParseStamp(str(chk["access_ends_at"]))
-			if !ok1 || !ok2 {
-				t.NotApplicable("the check and the 410 do not both carry an access_ends_at to compare")
-			}
-			if !gone.Equal(said) {
-				t.Fail(ex, "the 410 gives access_ends_at %s where the check gives %s: §5.6 says where both carry one, they are the same date", str(d["access_ends_at"]), str(chk["access_ends_at"]))
+			if !at.Equal(said) {
+				t.Fail(w.bundle, "the 410 gives access_ends_at %s where the check (%s) gives %s: §5.6 says where both carry one, they are the same date", s, w.state, w.ends)
 			}
 		},
 	},
+	{
+		ID: "5.6/withdrawn-tail-not-404", Section: "5.6", Level: 1, Keyword: Must, Binding: Chain, Chain: "active is entitled, and §5.6's 404 is not entitled",
+		Title: "while a withdrawn agent's check answers active, its bundle answers the buyer 200 or 410, never 404: entitled and no such agent cannot both be true",
+		Needs: []engine.Need[*Env]{needWithdrawn}, Requires: deps(roleChecks, withdrawnBundle),
+		Probe: func(t *T) {
+			w := withdrawnOf(t)
+			if w.state != protocol.StateActive {
+				t.NotApplicable("the check of --withdrawn-agent answers %s, not active: its access has ended (5.6/withdrawn-410 judges the bundle)", w.check.Brief())
+			}
+			if w.bundle.Status == http.StatusNotFound {
+				t.Fail(w.bundle, "the bundle of --withdrawn-agent answered %s while its check answers active%s: §5.6's 404 says not entitled, the check says entitled, and the buyer is told both (§8's tail serves the bundle; a distributor ending it early answers 410 withdrawn)",
+					w.bundle.Brief(), dated(w.ends))
+			}
+		},
+	},
+}
+
+// dated is " (access_ends_at <date>)" for a check that gave one.
+func dated(ends string) string {
+	if ends == "" {
+		return ""
+	}
+	return " (access_ends_at " + ends + ")"
 }
 
 // §6 Packaging, read from the buyer's bundle.

@@ -2,14 +2,21 @@ package distributor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §5.2 and §7: tokens and transport.
@@ -171,29 +178,106 @@ var section7 = []*Rule{
 	},
 	{
 		ID: "7/token-never-echoed", Section: "7", Level: 1, Keyword: MustNot, Binding: Inferred,
-		Title:    "a presented token never comes back, in any header, body or bundle (inferred: §5.2 says so without a keyword)",
+		Title:    "a presented token never comes back, in any header, body or bundle of any answer, 200s included (inferred: §5.2 says so without a keyword)",
 		Evidence: true,
 		Probe: func(t *T) {
-			secrets := t.Env.secrets()
+			presented := t.Env.presented()
+			first := firstTime()
+			judged := 0
 			for _, ex := range t.Evidence() {
-				hay := [][]byte{ex.Body}
-				for _, vs := range ex.Header {
-					for _, v := range vs {
-						hay = append(hay, []byte(v))
-					}
+				if !ex.Answered() {
+					continue
 				}
-				if ex.MediaType() == "application/zip" && ex.Status == 200 {
-					hay = append(hay, readBundle(ex).entries()...)
-				}
-				for _, h := range hay {
-					for _, s := range secrets {
-						if bytes.Contains(h, []byte(s)) {
-							t.Fail(ex, "%s answered with a token it was presented (blotted out of this report): §5.2 has tokens never appear in an answer", ex.RequestLine())
-							return
-						}
+				judged++
+				for _, w := range echoes(ex, presented) {
+					if first(ex.Method + " " + routeOf(ex) + " " + w) {
+						t.Fail(ex, "%s answered %s, and %s: §5.2 has tokens never appear in an answer (the value is blotted out of this report)", ex.RequestLine(), ex.Brief(), w)
 					}
 				}
 			}
+			t.Note("looked for %d presented tokens in the headers and bodies of %d answers, and in the files of every bundle", len(presented), judged)
 		},
 	},
+}
+
+// presented are the tokens this check presents, each named for a report
+// (never by value).
+func (e *Env) presented() [][2]string {
+	var out [][2]string
+	for _, tk := range append(e.tokensGiven(), [2]string{"a token the checker minted", e.unknown}) {
+		if len(tk[1]) >= 4 {
+			out = append(out, tk)
+		}
+	}
+	return out
+}
+
+// echoes says where in ex each presented token appears: a header field by
+// name, the body (a JSON member by its path, where it is one), a file of a
+// bundle by its name.
+func echoes(ex *wire.Exchange, presented [][2]string) []string {
+	var out []string
+	for _, tk := range presented {
+		tok := []byte(tk[1])
+		for _, k := range slices.Sorted(maps.Keys(ex.Header)) {
+			for _, v := range ex.Header[k] {
+				if strings.Contains(v, tk[1]) {
+					out = append(out, fmt.Sprintf("its %s header carries %s", k, tk[0]))
+					break
+				}
+			}
+		}
+		if bytes.Contains(ex.Body, tok) {
+			if path := memberWith(ex.Object(), tk[1], ""); path != "" {
+				out = append(out, fmt.Sprintf("its body carries %s as the member %s", tk[0], path))
+			} else {
+				out = append(out, fmt.Sprintf("its body carries %s", tk[0]))
+			}
+		}
+		if ex.Status == 200 && ex.MediaType() == "application/zip" {
+			b := readBundle(ex)
+			for i, data := range b.entries() {
+				if bytes.Contains(data, tok) {
+					out = append(out, fmt.Sprintf("the bundle's %s carries %s", b.zip.File[i].Name, tk[0]))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// memberWith is the path (a.b.c) of the first string member of v, at or
+// below at, that holds s; "" where none does.
+func memberWith(v any, s, at string) string {
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(x, s) {
+			return cmp.Or(at, "(the whole body)")
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if p := memberWith(x[k], s, strings.TrimPrefix(at+"."+k, ".")); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p := memberWith(e, s, fmt.Sprintf("%s[%d]", at, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// routeOf is the route an exchange asked (its path without the identifier
+// and query), so a finding is reported once a route.
+func routeOf(ex *wire.Exchange) string {
+	p := rawPathOf(ex)
+	for _, r := range []string{protocol.EntitlementsRoute, protocol.BundlesRoute, protocol.VersionsRoute} {
+		if strings.HasPrefix(p, r) {
+			return r
+		}
+	}
+	return p
 }

@@ -103,7 +103,7 @@ func TestActionShape(t *testing.T) {
 	for name := range a.Inputs {
 		assert.Check(t, used[name], "input %q reaches no step", name)
 	}
-	for _, name := range []string{"target", "launch", "origin", "execute", "header", "rules", "baseline", "args", "version", "mode", "token"} {
+	for _, name := range []string{"target", "launch", "origin", "execute", "header", "rules", "baseline", "args", "version", "mode", "token", "command"} {
 		_, ok := a.Inputs[name]
 		assert.Check(t, ok, "input %q missing", name)
 	}
@@ -427,6 +427,23 @@ func TestAction(t *testing.T) {
 		}
 	})
 
+	t.Run("client", func(t *testing.T) {
+		r := runAction(t, bin, workflow{inputs: map[string]string{
+			"mode": "client", "command": bin + " reference-client", "args": "--scenario lone-cr --client-timeout 20",
+		}})
+		assert.Equal(t, r.failedAt, "", "stdout %s\nstderr %s", r.stdout["check"], r.stderr["check"])
+		assert.Check(t, is.Equal(r.outputs["verdict"], "conformant"))
+		assert.Check(t, is.Contains(r.stdout["check"], "Client conformant"))
+		assert.Check(t, is.Contains(r.summary, "Postern client check"))
+
+		r = runAction(t, bin, workflow{inputs: map[string]string{
+			"mode": "client", "command": bin + " reference-client --fault no-lone-cr", "args": "--scenario lone-cr --client-timeout 20",
+		}})
+		assert.Check(t, is.Equal(r.exit["check"], 1), r.stdout["check"])
+		assert.Check(t, is.Equal(r.outputs["verdict"], "nonconformant"))
+		assert.Check(t, is.Contains(r.stdout["check"], "::error title=4.3/client-lone-cr"))
+	})
+
 	t.Run("latest", func(t *testing.T) {
 		r := runAction(t, bin, workflow{inputs: map[string]string{"target": "http://127.0.0.1:1", "args": "--rule 2.1 --timeout 1"}})
 		assert.Check(t, is.Contains(r.goCalls, "postern-conformance@latest\n"), "no ref and no version: latest")
@@ -444,6 +461,9 @@ func TestAction(t *testing.T) {
 			{"target": "http://127.0.0.1:1", "rules": "--execute"},
 			{"target": "http://127.0.0.1:1", "mode": "runner"},
 			{"target": "http://127.0.0.1:1", "mode": "distributor", "execute": "true"},
+			{"mode": "client"},
+			{"mode": "client", "command": "true", "target": "http://127.0.0.1:1"},
+			{"target": "http://127.0.0.1:1", "command": "true"},
 		} {
 			r := runAction(t, bin, workflow{inputs: in})
 			assert.Check(t, is.Equal(r.exit["check"], 2), "%v: %s", in, r.stderr["check"])

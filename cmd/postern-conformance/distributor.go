@@ -21,7 +21,7 @@ import (
 func distributorCheckFlags() []cli.Flag {
 	const probe = "Checking:"
 	return append([]cli.Flag{
-		&cli.BoolFlag{Category: probe, Local: true, Name: "rate-limit", Usage: "also send §5.6's burst: a few hundred bundle requests, to see a rate limit refuse them"},
+		&cli.BoolFlag{Category: probe, Local: true, Name: "rate-limit", Usage: "also send §5.6's burst: a few hundred bundle requests, to see a rate limit refuse them (on loopback, from 127.0.0.2 too, to see a refusal count against both buckets)"},
 		&cli.StringFlag{Category: probe, Local: true, Name: "profile", Usage: "also check `NAME`'s profile: sigrix (§8)"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "timeout", Value: distributor.DefaultTimeout.Seconds(), Usage: "per-request deadline in `SECONDS`"},
 		&cli.FloatFlag{Category: probe, Local: true, Name: "deadline", Usage: "end the whole check after `SECONDS` (default 2 × --timeout + 5, plus the declared window twice with the hooks): the rules not yet decided SKIP"},
@@ -206,7 +206,7 @@ func oneLine(err error) string {
 func refdistFlags() []cli.Flag {
 	const ref = "Reference distributor:"
 	return []cli.Flag{
-		&cli.StringFlag{Category: ref, Local: true, Name: "posture", Value: refdist.PostureDefault, Usage: "`NAME`: default (a 2 s window) or sigrix (§8's profile: 60 s, org.sigrix, a version answer)"},
+		&cli.StringFlag{Category: ref, Local: true, Name: "posture", Value: refdist.PostureDefault, Usage: "`NAME`: default (a 2 s window), sigrix (§8's profile: 60 s, org.sigrix, a version answer, the withdrawn agent in its tail) or gone-early (its bundle 410 through the tail)"},
 		&cli.StringSliceFlag{Category: ref, Local: true, Name: "fault", Usage: "plant the fault `NAME` (--list-faults); repeatable"},
 		&cli.FloatFlag{Category: ref, Local: true, Name: "stale", Usage: "the cache's bound, declared as stale_after_seconds, in whole `SECONDS`"},
 		&cli.BoolFlag{Category: ref, Local: true, Name: "list-faults", Usage: "list the planted faults and the rule each breaks"},

@@ -56,15 +56,17 @@ func indieCases() []indieCase {
 		// closes the set of codes, so this warns, inferred.
 		{name: "rate-429", serve: fault("rate-429"), check: rate, caught: warn("2.1/distributor-codes")},
 		// Planted mistakes.
+		// A stranger, a dead token or none asking for the withdrawn agent
+		// goes down the same branch as for any other: its rule names it too.
 		{name: "forbidden-unowned", serve: fault("forbidden-unowned"), want: 1,
-			caught: fail("5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404", "2.1/distributor-codes")},
+			caught: fail("5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404", "2.1/distributor-codes", "5.5/withdrawn-indistinguishable")},
 		{name: "unauthorized-token", serve: fault("unauthorized-token"), want: 1,
-			caught: fail("5.5/dead-token-404", "2.1/distributor-codes", "7/rotated-token-dead")},
-		{name: "dead-token-message", serve: fault("dead-token-message"), want: 1, caught: fail("5.5/token-indistinguishable")},
+			caught: fail("5.5/dead-token-404", "2.1/distributor-codes", "7/rotated-token-dead", "5.5/withdrawn-indistinguishable")},
+		{name: "dead-token-message", serve: fault("dead-token-message"), want: 1, caught: fail("5.5/token-indistinguishable", "5.5/withdrawn-indistinguishable")},
 		{name: "decode-slash", serve: fault("decode-slash"), want: 1, caught: fail("5.3.1/encoded-slash", "5.3.1/encoded-octet")},
 		{name: "fold-case", serve: fault("fold-case"), want: 1, caught: fail("5.3.1/bad-id-not-corrected")},
 		{name: "session-cookie", serve: fault("session-cookie"), want: 1, caught: fail("5.3/no-widening")},
-		{name: "ratelimit-buyers", serve: fault("ratelimit-buyers"), want: 1, caught: fail("5.5/token-indistinguishable")},
+		{name: "ratelimit-buyers", serve: fault("ratelimit-buyers"), want: 1, caught: fail("5.5/token-indistinguishable", "5.5/withdrawn-indistinguishable")},
 		{name: "query-token", serve: fault("query-token"), want: 1, caught: fail("5.3/no-widening")},
 		// Which answer the token's one cache entry holds hangs on timing:
 		// where the window lapses before the checks of the agents given (a
@@ -116,6 +118,22 @@ func indieCases() []indieCase {
 		{name: "no-rate-limit", serve: fault("no-rate-limit"), check: rate, caught: warn("5.6/rate-limited")},
 		{name: "sigrix-window-300", serve: []string{"--profile", "sigrix", "--window", "300", "--cache-ttl", "1"},
 			check: []string{"--profile", "sigrix"}, want: 1, caught: fail("8/declared-bounds")},
+		// A withdrawal, whichever way its tail runs: the check active with
+		// the date through a tail that serves the bundle (§8), or one whose
+		// bundle is already 410 with the same date (§5.3, §5.6).
+		{name: "tail", provision: []string{"tail"}, serve: []string{"--window", "1"}},
+		{name: "tail-410", provision: []string{"tail"}, serve: fault("tail-410")},
+		{name: "tail-bundle-404", provision: []string{"tail"}, serve: fault("tail-bundle-404"), want: 1, caught: fail("5.6/withdrawn-tail-not-404")},
+		{name: "ended-bundle-served", serve: fault("ended-bundle-served"), want: 1, caught: fail("5.6/withdrawn-410")},
+		{name: "gone-to-anyone", serve: fault("gone-to-anyone"), want: 1, caught: fail("5.5/withdrawn-indistinguishable")},
+		// The CDN's header on a miss of the catalogue: every other 404 is
+		// told apart from it.
+		{name: "cache-missing-listing", serve: fault("cache-missing-listing"), want: 1,
+			caught: fail("5.5/token-indistinguishable", "5.5/agent-indistinguishable", "5.5/withdrawn-indistinguishable")},
+		{name: "bad-id-hint", serve: fault("bad-id-hint"), want: 1, caught: fail("5.3.1/bad-id-invariant")},
+		{name: "token-in-check", serve: fault("token-in-check"), caught: warn("7/token-never-echoed")},
+		{name: "all-flag", serve: fault("all-flag"), want: 1, caught: fail("5.3/no-widening")},
+		{name: "ratelimit-one-bucket", serve: fault("ratelimit-one-bucket"), check: rate, caught: warn("5.6/rate-limit-both-buckets")},
 	}
 	// Both ways: what SPEC admits either way must not fail.
 	for _, f := range []string{"reversal-as-404", "seconds-stamp", "fresh-reads", "detail-absent", "echo-bad-id", "grace-zero",
@@ -139,8 +157,6 @@ func indieScript(t *testing.T) string {
 	}
 	return script
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // provisionIndie creates the distributor's ledger in dir and returns the
 // inputs it printed (TOKEN, AGENT, …).

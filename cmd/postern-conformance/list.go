@@ -10,10 +10,12 @@ import (
 	"strings"
 
 	"github.com/sigrix-io/postern-conformance/checks"
+	"github.com/sigrix-io/postern-conformance/checks/client"
 	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	refclient "github.com/sigrix-io/postern-conformance/fixtures/client"
 	"github.com/urfave/cli/v3"
 )
 
@@ -21,7 +23,7 @@ func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "print the rule catalogue (or its coverage of the spec)",
-		UsageText: "postern-conformance list [--json | --markdown | --coverage] [--rule PATTERN]",
+		UsageText: "postern-conformance list [--entitlement | --distributor | --client] [--json | --markdown | --coverage] [--rule PATTERN]",
 		Description: `Lists every rule the suite checks: its stable ID, section, level, keyword,
 how that keyword binds it, what it needs to be decided, and its title. IDs
 are what --rule, --baseline and the reports use.
@@ -36,7 +38,8 @@ fail a runner; an inferred rule warns, and says so.
 
 --coverage prints how much of SPEC.md §1–§8 the rules cover, from the
 traceability matrix (checks/traceability.tsv): every normative statement,
-mapped to the rules that check it or to the reason none can.`,
+mapped to the rules that check it or to the reason none can; the
+obligations on a client no scenario can observe are listed with theirs.`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "as a JSON array"},
 			&cli.BoolFlag{Name: "markdown", Usage: "as a Markdown table"},
@@ -44,6 +47,7 @@ mapped to the rules that check it or to the reason none can.`,
 			&cli.StringSliceFlag{Name: "rule", Usage: "only rules matching `PATTERN`"},
 			&cli.BoolFlag{Name: "entitlement", Usage: "list the steps of the entitlement walk (postern-conformance entitlement) instead"},
 			&cli.BoolFlag{Name: "distributor", Usage: "list the rules of the distributor check (postern-conformance distributor) instead"},
+			&cli.BoolFlag{Name: "client", Usage: "list the rules of the client check (postern-conformance client) instead"},
 			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: the catalogue is never coloured"},
 		},
 		Action: func(_ context.Context, cmd *cli.Command) error {
@@ -61,6 +65,12 @@ mapped to the rules that check it or to the reason none can.`,
 			if cmd.Bool("distributor") {
 				all = nil
 				for _, r := range distributor.All() {
+					all = append(all, described(r))
+				}
+			}
+			if cmd.Bool("client") {
+				all = nil
+				for _, r := range client.All() {
 					all = append(all, described(r))
 				}
 			}
@@ -103,6 +113,9 @@ type ruleEntry struct {
 func entries(rules []*runner.Rule) []ruleEntry {
 	faults := map[string][]string{}
 	for _, f := range fixtures.AllFaults() {
+		faults[f.Rule] = append(faults[f.Rule], f.Name)
+	}
+	for _, f := range refclient.Faults() {
 		faults[f.Rule] = append(faults[f.Rule], f.Name)
 	}
 	covers := map[string][]string{}
@@ -204,9 +217,36 @@ func coverage(w io.Writer) error {
 	fmt.Fprintf(w, "\nObligations on a runner: %d, checked %d (%.0f%%).\n", c.RunnerRows, c.RunnerChecked, pct(c.RunnerChecked, c.RunnerRows))
 	d := c.BySubject["distributor"]
 	fmt.Fprintf(w, "Obligations on a distributor: %d, checked %d (%.0f%%) by postern-conformance distributor.\n", d[0], d[1], pct(d[1], d[0]))
+	for _, r := range rows {
+		if why := checkedWhere(r); why != "" {
+			fmt.Fprintf(w, "  %s (%s) is checked %s.\n", r.ID, r.Obligation, why)
+		}
+	}
+	cl := c.BySubject["client"]
+	fmt.Fprintf(w, "Obligations on a client: %d, checked %d (%.0f%%) by postern-conformance client; the rest no scenario can observe:\n", cl[0], cl[1], pct(cl[1], cl[0]))
+	for _, r := range rows {
+		if r.Subject == "client" && len(r.Checks) == 0 {
+			_, why, _ := strings.Cut(r.Reason, ":")
+			fmt.Fprintf(w, "  %-10s %s\n             %s\n", r.ID, r.Obligation, strings.TrimSpace(why))
+		}
+	}
 	fmt.Fprintf(w, "Checked without --execute: %d of %d obligations (%.0f%%), %d of the %d on a runner (%.0f%%); only with --execute: %d more.\n",
 		c.Default, c.Rows, pct(c.Default, c.Rows), c.RunnerDefault, c.RunnerRows, pct(c.RunnerDefault, c.RunnerRows), c.ExecuteOnly)
 	return nil
+}
+
+// checkedWhere says where a row is checked, when every rule checking it
+// decides it only on some targets (distributor.Where), or "".
+func checkedWhere(r checks.TraceRow) string {
+	why := ""
+	for _, id := range r.Checks {
+		w, ok := distributor.Where()[id]
+		if !ok {
+			return ""
+		}
+		why = w
+	}
+	return why
 }
 
 var bindingWordsCoverage = map[runner.Binding]string{
@@ -217,7 +257,7 @@ var bindingWordsCoverage = map[runner.Binding]string{
 }
 
 var reasonWords = map[string]string{
-	"client":       "binds a client, not a runner",
+	"client":       "binds a client, and no scenario of the client check can observe it",
 	"distributor":  "binds a distributor",
 	"internal":     "internal to the runner: nothing shows on the wire",
 	"harness":      "needs a harness: a fake distributor, a clock, a restart, a disconnect",

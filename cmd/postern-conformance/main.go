@@ -79,7 +79,7 @@ func app() *cli.Command {
 		Name:      "postern-conformance",
 		Version:   version,
 		Usage:     "check a Postern runner over the wire",
-		UsageText: "postern-conformance [options] TARGET [TARGET…] | --targets FILE\npostern-conformance entitlement --launch COMMAND\npostern-conformance demo [entitlement] | serve | list",
+		UsageText: "postern-conformance [options] TARGET [TARGET…] | --targets FILE\npostern-conformance entitlement --launch COMMAND\npostern-conformance distributor URL --agent OWNER/NAME\npostern-conformance client --command 'CMD'\npostern-conformance demo [entitlement | distributor | client] | serve | list",
 		Description: `Points at a running Postern runner (TARGET is its origin, e.g.
 http://127.0.0.1:8787, optionally ending in /postern/v0) and reports the
 level it declares, whether every MUST rule at or below that level holds, and
@@ -97,13 +97,14 @@ Examples:
   postern-conformance --launch 'node runner.js' --junit junit.xml
   postern-conformance --targets fleet.txt --junit junit.xml   # many runners
   postern-conformance demo                 # the bundled reference runner
+  postern-conformance client --command 'node adapter.js'   # check a client
   postern-conformance serve --fault bare-405   # a runner with one rule broken
   postern-conformance list --coverage      # what the suite covers`,
 		EnableShellCompletion: false,
 		Flags:                 append(checkFlags(), fleetFlags()...),
 		Arguments:             []cli.Argument{&cli.StringArg{Name: "target", UsageText: "TARGET"}},
 		Action:                checkAction,
-		Commands:              []*cli.Command{entitlementCommand(), distributorCommand(), demoCommand(), serveCommand(), listCommand()},
+		Commands:              []*cli.Command{entitlementCommand(), distributorCommand(), clientCommand(), demoCommand(), serveCommand(), listCommand(), referenceClientCommand()},
 		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
 			return exitError{exitCannotRun, err.Error() + " (see --help)"}
 		},

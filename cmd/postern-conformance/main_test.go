@@ -218,6 +218,8 @@ func TestListEnumeratesEveryRule(t *testing.T) {
 	assert.Check(t, is.Contains(out, "normative obligations"))
 	assert.Check(t, is.Regexp(`(?m)^ +inferred +\d+ `, out))
 	assert.Check(t, is.Regexp(`(?m)^ +chain +\d+ `, out))
+	// A row checked only on some targets says where, and why not elsewhere.
+	assert.Check(t, is.Regexp(`(?m)^ +T5\.6-09 .* is checked only on a distributor on loopback.*off loopback it is not checked`, out))
 }
 
 // TestEveryFaultThroughTheCommand is how a user meets a fault: demo --fault

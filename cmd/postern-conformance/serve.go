@@ -156,7 +156,7 @@ the runner it launches; the flags win over them:
 
 The entitlement client's own faults (ent-*, in --list-faults) act only with
 a distributor.`,
-		Commands: []*cli.Command{serveDistributorCommand()},
+		Commands: []*cli.Command{serveDistributorCommand(), serveScenarioCommand()},
 		Flags: append(append(runnerFlags(), distributorFlags()...),
 			&cli.IntFlag{Name: "port", Usage: "listen on `PORT` (0 picks a free one)"},
 			&cli.BoolFlag{Name: "no-color", Usage: "accepted for symmetry: serve writes no colour"}),
@@ -245,7 +245,7 @@ func demoCommand() *cli.Command {
 report can be seen with no setup. It is conformant at Level 3 as shipped;
 --fault NAME plants one breach and shows how the suite reports it.`,
 		Flags:    append(runnerFlags(), checkFlags()...),
-		Commands: []*cli.Command{demoEntitlementCommand(), demoDistributorCommand()},
+		Commands: []*cli.Command{demoEntitlementCommand(), demoDistributorCommand(), demoClientCommand()},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			srv, err := startRunner(cmd, 0)
 			if srv == nil {

@@ -99,9 +99,44 @@ Planted mistakes, each a thing a real distributor might get wrong:
                          that tells a live token from a dead one (§5.5)
   no-rate-limit          bundle retrieval is not rate-limited (§5.6, a
                          SHOULD)
+  gone-to-anyone         the bundle route looks the listing up before the
+                         token: a withdrawn agent whose access has ended
+                         answers 410 to anyone, a stranger or no token
+                         included, which confirms it exists (§5.5)
+  ended-bundle-served    once a withdrawn agent's access has ended its
+                         check says revoked, but its bundle is still
+                         served: the storage job never ran (§5.6)
+  tail-bundle-404        (with provision's tail) a withdrawn listing leaves
+                         the bundle store at once: its bundle answers 404
+                         while its check still answers active (§5.6)
+  cache-missing-listing  the 404 for an identifier the catalogue does not
+                         hold carries Cache-Control: public, max-age=300
+                         (the CDN caches misses), where every other 404
+                         says no-store: a header that tells the catalogue
+                         apart (§5.5)
+  bad-id-hint            the 400 for an identifier with capitals names its
+                         lower-cased form where the catalogue lists it, so
+                         the 400 varies with the catalogue (§5.3.1)
+  token-in-check         the check's 200 carries the presented token back
+                         as a member, "token" (§5.2)
+  all-flag               an admin route's ?all=1, left unguarded, answers
+                         for whichever buyer holds the agent (§5.3)
+  ratelimit-one-bucket   a refused bundle request is counted only against
+                         the bucket that refused it: the token's is asked
+                         first, and the address's is then left alone (§5.6,
+                         a SHOULD)
 
 Both-ways switches: behaviours SPEC admits either way, which must check
 clean:
+
+  tail                   (provision) WITHDRAWN_AGENT is acme/sunset,
+                         withdrawn 30 days ago and in its year's tail: its
+                         check answers active with access_ends_at, and its
+                         bundle is served through the tail (§8)
+  tail-410               (with provision's tail) a withdrawn listing's
+                         bundle answers 410 withdrawn with the date access
+                         ends from the withdrawal on, while its check stays
+                         active until that date (§5.3, §5.6)
 
   reversal-as-404        a reversed purchase is answered 404, not
                          revoked (§5.5 admits both)
@@ -231,8 +266,9 @@ def provision(args):
     with open(path + ".tmp", "w") as f:
         json.dump(ledger, f)
     os.replace(path + ".tmp", path)
+    withdrawn = SUNSET if "tail" in faults else WITHDRAWN
     for k, v in (("TOKEN", cur), ("STRANGER_TOKEN", other), ("ROTATED_TOKEN", old), ("AGENT", AGENT),
-                 ("REVOKED_AGENT", REVOKED), ("WITHDRAWN_AGENT", WITHDRAWN), ("UNOWNED_AGENT", UNOWNED)):
+                 ("REVOKED_AGENT", REVOKED), ("WITHDRAWN_AGENT", withdrawn), ("UNOWNED_AGENT", UNOWNED)):
         print("%s=%s" % (k, v))
 
 
@@ -328,7 +364,7 @@ class Distributor:
         self.listing_base = "https://sigrix.io/listings/" if self.sigrix else "https://pydist.example.org/listings/"
         self.bundles = {}
         self.lock = threading.Lock()
-        self.rate = RateLimit(per_token=40, per_address=80, period=10.0)
+        self.rate = RateLimit(per_token=40, per_address=80, period=10.0, one_bucket="ratelimit-one-bucket" in self.faults)
 
     def bundle(self, agent, version, token):
         key = (agent, version, token if "token-in-bundle" in self.faults else None)
@@ -373,8 +409,9 @@ class RateLimit:
     """Fixed windows per token and per source address (§5.6's SHOULD). Every
     request, admitted or refused, counts against both buckets."""
 
-    def __init__(self, per_token, per_address, period):
+    def __init__(self, per_token, per_address, period, one_bucket=False):
         self.per_token, self.per_address, self.period = per_token, per_address, period
+        self.one_bucket = one_bucket
         self.lock = threading.Lock()
         self.counts = {}
 
@@ -385,6 +422,8 @@ class RateLimit:
             if len(self.counts) > 10000:
                 self.counts = {k: v for k, v in self.counts.items() if k[0] == window}
             t = self.counts[(window, "t", token_key)] = self.counts.get((window, "t", token_key), 0) + 1
+            if self.one_bucket and t > self.per_token:
+                return False, self.period - (now % self.period), 0  # "the token's bucket said no"
             a = self.counts[(window, "a", address)] = self.counts.get((window, "a", address), 0) + 1
         reset = self.period - (now % self.period)
         return t <= self.per_token and a <= self.per_address, reset, max(0, self.per_token - t)
@@ -409,7 +448,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        if code == 404 and self.agent and "cache-missing-listing" in self.D.faults \
+                and self.agent not in self.D.authority.catalogue:
+            self.send_header("Cache-Control", "public, max-age=300")
+        else:
+            self.send_header("Cache-Control", "no-store")
         for k, v in extra:
             self.send_header(k, v)
         if self.request_id:
@@ -487,8 +530,10 @@ class Handler(BaseHTTPRequestHandler):
 
     request_id = None
     extra_headers = ()
+    agent = None
 
     def do_GET(self):
+        self.agent = None
         if "request-ids" in self.D.faults:
             self.request_id = secrets.token_hex(8)
         verb, segs = self.route()
@@ -515,9 +560,12 @@ class Handler(BaseHTTPRequestHandler):
             msg = "Not an agent identifier."
             if "echo-bad-id" in self.D.faults:
                 msg = "Not an agent identifier: %s" % json.dumps("/".join(segs))[:200]
+            if "bad-id-hint" in self.D.faults and agent.lower() in self.D.authority.catalogue:
+                msg += " Identifiers are lower-case: did you mean %s?" % agent.lower()
             return self.refuse(400, "bad_request", msg)
         if verb == "versions":
             return self.version(agent)
+        self.agent = agent
         token = self.token()
         if verb == "bundles" and "no-rate-limit" not in self.D.faults:
             ok, retry, left = self.D.rate.admit(digest(token or ""), self.client_address[0])
@@ -530,17 +578,24 @@ class Handler(BaseHTTPRequestHandler):
                 if "rate-429" in self.D.faults:
                     return self.refuse(429, "rate_limited", "Too many bundle requests; retry shortly.", extra=after)
                 return self.refuse(503, "unavailable", "Too many bundle requests; retry shortly.", extra=after)
+        listing = self.D.authority.catalogue.get(agent)
+        if verb == "bundles" and "gone-to-anyone" in self.D.faults and listing and listing.get("withdrawn_at") \
+                and listing["access_ends_at"] <= clock():
+            return self.gone(listing, listing["access_ends_at"])  # "the listing decides before the buyer"
         buyer = self.D.authority.buyer_of(token) if token else None
         if buyer is None:
             if "ratelimit-buyers" in self.D.faults:
                 self.extra_headers = []
             return self.dead_token()
+        if "all-flag" in self.D.faults and "?" in self.path and parse_qs(self.path.split("?", 1)[1]).get("all") == ["1"]:
+            with self.D.authority.lock:  # the admin route's view: whoever holds it
+                buyer = next((b for b, held in self.D.authority.purchases.items() if held.get(agent) == "paid"), buyer)
         rec, read_at = self.D.cache.get(token, buyer, agent)
         if verb == "entitlements":
-            return self.check(agent, rec, read_at)
+            return self.check(agent, rec, read_at, token)
         return self.fetch(agent, rec, token)
 
-    def check(self, agent, rec, read_at):
+    def check(self, agent, rec, read_at, token):
         D = self.D
         if rec is None:
             if "forbidden-unowned" in D.faults:
@@ -565,6 +620,8 @@ class Handler(BaseHTTPRequestHandler):
             doc.update(listing_url=D.listing_base + rec["agent"], plan="pro")
         if "no-grace-field" in D.faults:
             del doc["grace_seconds"]
+        if "token-in-check" in D.faults:
+            doc["token"] = token  # "echo the session, for debugging"
         if ends is not None:
             if state == "revoked" and "ended-404" in D.faults:
                 return self.not_found()
@@ -578,21 +635,30 @@ class Handler(BaseHTTPRequestHandler):
                 return self.refuse(403, "not_entitled", "You have not bought this agent.")
             return self.not_found()
         ends = rec.get("access_ends_at")
-        if ends is not None and ends <= clock():
-            listing = D.authority.catalogue[agent]
-            if "withdrawn-no-date" in D.faults:
-                detail = None
-            elif "withdrawn-other-date" in D.faults:
-                detail = {"access_ends_at": rfc3339(listing["withdrawn_at"], True, D.faults)}
-            else:
-                detail = {"access_ends_at": rfc3339(ends, True, D.faults)}
-            return self.refuse(410, "withdrawn", "This agent was withdrawn; access has ended.", detail)
+        listing = D.authority.catalogue.get(agent, {})
+        if ends is not None and ends <= clock() and "ended-bundle-served" not in D.faults:
+            return self.gone(listing, ends)
+        if listing.get("withdrawn_at") is not None and ends is not None and ends > clock():
+            if "tail-410" in D.faults:
+                return self.gone(listing, ends)  # the bundle goes at withdrawal; the check runs to the date
+            if "tail-bundle-404" in D.faults:
+                return self.not_found()
         if "bundle-crash" in D.faults:
             raise RuntimeError("bundle storage unavailable")
         body, repr_digest = D.bundle(agent, rec["version"], token)
         extra = () if "no-repr-digest" in D.faults else (("Repr-Digest", repr_digest),)
         ctype = "application/octet-stream" if "octet-stream" in D.faults else "application/zip"
         self.send_bytes(200, body, ctype, extra)
+
+    def gone(self, listing, ends):
+        D = self.D
+        if "withdrawn-no-date" in D.faults:
+            detail = None
+        elif "withdrawn-other-date" in D.faults:
+            detail = {"access_ends_at": rfc3339(listing["withdrawn_at"], True, D.faults)}
+        else:
+            detail = {"access_ends_at": rfc3339(ends, True, D.faults)}
+        return self.refuse(410, "withdrawn", "This agent was withdrawn; access to it ends on the date given.", detail)
 
     def version(self, agent):
         # §8: reads no token, names no buyer.
