@@ -45,18 +45,12 @@ func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
 		// Cautious at Level 3, so that stream is compared with run.
 		{name: "cautious", env: "ENTRUNNER_LEVEL=3 ENTRUNNER_CAUTIOUS=1 ENTRUNNER_INBOUND_TOKEN=" + inbound,
 			args: []string{"--header", "Authorization: Bearer " + inbound}},
-		// Refusing within grace, and dropping checked_at there, as if never
-		// checked. One behaviour, one verdict, over the whole walk.
-		{name: "grace-drops-checked-at", env: "ENTRUNNER_FAULT=grace-drops-checked-at", fails: []string{"5.7.1/unknown-within-grace"}},
-		// Holding nothing at the start of every request: unknown without
-		// checked_at within the window of an active answer breaks §5.7.4's
-		// table, and within grace §4.4; with no last window kept, a 404's
-		// is its own cadence (§5.7.4's SHOULD).
+		// The whole walk, to show each breaks nothing else (indieBreaks).
+		{name: "grace-drops-checked-at", env: "ENTRUNNER_FAULT=grace-drops-checked-at", fails: indieBreaks["grace-drops-checked-at"].fails},
 		{name: "workers-forget", env: "ENTRUNNER_FAULT=workers-forget",
-			args:  []string{"--rule", "5.7.4", "--rule", "5.7.1/unknown-within-grace"},
-			fails: []string{"5.7.4/unreachable-within-window-active", "5.7.1/unknown-within-grace"}, warns: []string{"5.7.4/404-reuses-last-window"}},
+			fails: indieBreaks["workers-forget"].fails, warns: indieBreaks["workers-forget"].warns},
 		{name: "404-own-cadence", env: "ENTRUNNER_FAULT=404-own-cadence",
-			args: []string{"--rule", "5.7.4"}, warns: []string{"5.7.4/404-reuses-last-window"}},
+			args: []string{"--rule", "5.7.4"}, warns: indieBreaks["404-own-cadence"].warns},
 		{name: "unconfigured-refuses", env: "ENTRUNNER_FAULT=unconfigured-refuses",
 			args: []string{"--rule", "5.1"}, fails: []string{"5.1/not-required-unconfigured"}},
 		// stream without the gate run has: one verdict, from the sweep that
