@@ -64,9 +64,9 @@ type repeatCase struct {
 	v      variant
 	faults []string
 	grace  time.Duration // the walk's --grace; 0: the default
-	rules  []string // the steps walked; none: all of them
-	fails  []string // exactly the rules that FAIL, every time
-	warns  []string // exactly the rules that WARN, every time
+	rules  []string      // the steps walked; none: all of them
+	fails  []string      // exactly the rules that FAIL, every time
+	warns  []string      // exactly the rules that WARN, every time
 }
 
 // repeatCases are the configurations walked, the longest walks first: a
