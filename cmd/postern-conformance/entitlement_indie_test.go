@@ -18,7 +18,7 @@ import (
 // the posture or the planted mistake.
 func indieLaunch(env string) string {
 	return `exec env ENTRUNNER_DISTRIBUTOR="$POSTERN_CONFORMANCE_DISTRIBUTOR" ENTRUNNER_TOKEN="$POSTERN_CONFORMANCE_TOKEN" ` +
-		`ENTRUNNER_STATE="$POSTERN_CONFORMANCE_STATE" ` + env + ` python3 testdata/entrunner.py --port 0`
+		`ENTRUNNER_STATE="$POSTERN_CONFORMANCE_STATE" ` + env + ` ` + python() + ` testdata/entrunner.py --port 0`
 }
 
 // TestEntitlementWalkOfAnIndependentRunner walks entrunner.py through §5
@@ -107,7 +107,7 @@ func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
 					Findings            []struct{ Message string }
 				}
 			}
-			assert.NilError(t, json.Unmarshal(got[i].out, &rep), "no JSON report: %s", got[i].err)
+			assert.NilError(t, json.Unmarshal(got[i].out, &rep), "no JSON report (exit %d): %s", got[i].code, got[i].err)
 			var failed, warned []string
 			for _, r := range rep.Results {
 				switch r.Outcome {

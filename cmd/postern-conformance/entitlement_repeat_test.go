@@ -57,7 +57,6 @@ func indieDeadline() time.Duration {
 func TestEntitlementVerdictsRepeatForAnIndependentRunner(t *testing.T) {
 	needTool(t, "python3", "python3")
 	t.Parallel()
-	py := interpreter(t)
 	cases := []indieRepeat{{name: "clean", args: []string{"--rule", "2.3", "--rule", "4.4", "--rule", "5.3/*", "--rule", "5.4", "--rule", "5.7"}}}
 	for _, m := range []string{"workers-forget", "404-own-cadence", "grace-drops-checked-at"} {
 		b := indieBreaks[m]
@@ -91,7 +90,7 @@ func TestEntitlementVerdictsRepeatForAnIndependentRunner(t *testing.T) {
 			for j := range jobs {
 				c := cases[j.i]
 				args := append([]string{"postern-conformance", "entitlement", "--json", "--deadline", fmt.Sprint(deadline.Seconds()),
-					"--launch-timeout", fmt.Sprint(indieLaunchTimeout.Seconds()), "--launch", indieLaunchWith(py, c.env)}, c.args...)
+					"--launch-timeout", fmt.Sprint(indieLaunchTimeout.Seconds()), "--launch", indieLaunch(c.env)}, c.args...)
 				var out, errOut bytes.Buffer
 				a := app()
 				a.Writer, a.ErrWriter = &out, &errOut
@@ -161,16 +160,14 @@ var indieBreaks = map[string]struct{ fails, warns []string }{
 	"grace-drops-checked-at": {fails: []string{"5.7.1/unknown-within-grace"}},
 }
 
-// interpreter is the Python the launches run: the interpreter python3
-// names, resolved once, so that no step pays for a version manager's shim.
-func interpreter(t *testing.T) string {
-	t.Helper()
+// python is the interpreter the launches of entrunner.py run, quoted for
+// sh: the one python3 names, resolved once, so that no launch pays for a
+// version manager's shim (a chain of shell scripts that, a dozen walks
+// at once on a loaded machine, kept launches past their timeout).
+var python = sync.OnceValue(func() string {
 	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	assert.NilError(t, err)
-	return strings.TrimSpace(string(out))
-}
-
-// indieLaunchWith is indieLaunch with the interpreter named.
-func indieLaunchWith(py, env string) string {
-	return strings.Replace(indieLaunch(env), " python3 ", fmt.Sprintf(" %q ", py), 1)
-}
+	if p := strings.TrimSpace(string(out)); err == nil && p != "" {
+		return fmt.Sprintf("%q", p)
+	}
+	return "python3"
+})
