@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,8 +51,26 @@ func inProcessWith(c clock.Clock, checkTimeout time.Duration, v variant, faults 
 		if err != nil {
 			return nil, err
 		}
-		return entitlement.Started{Addr: srv.URL, Halt: srv.Close}, nil
+		halt := func() {
+			srv.Close()
+			executed.Add(srv.Runner.Executions())
+		}
+		return entitlement.Started{Addr: srv.URL, Halt: halt}, nil
 	})
+}
+
+// executed counts the agent starts of every runner a walk in this package
+// launched: nothing in a walk runs the agent (TestWalksStartNoAgent).
+var executed atomic.Int64
+
+// No walk starts the agent: every run and stream a step sends carries a
+// body no runner can execute. Checked over every walk the package made
+// before this test, and the conformant ones it waits for.
+func TestWalksStartNoAgent(t *testing.T) {
+	for _, v := range conformant {
+		baselineOf(t, v)
+	}
+	assert.Equal(t, executed.Load(), int64(0), "agent starts in the package's walks")
 }
 
 // walkAs walks the reference runner, configured as v, carrying faults. It
