@@ -297,7 +297,17 @@ func (s *step) anyCheck() scripted.Request {
 
 // awaitCheck is the step's first check with its token: one already made,
 // or one made while answering status, or within Options.CheckGrace after.
+// Where the distributor answered it, the runner is given the time to take
+// the answer in (settle).
 func (s *step) awaitCheck() (scripted.Request, bool) {
+	c, ok := s.firstLogged()
+	if ok && (c.Windowed() || c.Kind == scripted.NotFound) {
+		s.settle()
+	}
+	return c, ok
+}
+
+func (s *step) firstLogged() (scripted.Request, bool) {
 	if c := s.checks(); len(c) > 0 {
 		return c[0], true
 	}
@@ -306,6 +316,21 @@ func (s *step) awaitCheck() (scripted.Request, bool) {
 	defer cancel()
 	req, err := s.t.Env.Dist.Await(ctx, s.token, 0)
 	return req, err == nil
+}
+
+// settle waits, within Options.CheckGrace, until status shows the runner
+// holding an answer. The distributor logs a check as it arrives, and a
+// runner checking in the background may answer status before it has read
+// the answer: judging it then would judge the moment, not the runner.
+func (s *step) settle() {
+	until := s.t.Env.Clock.Now().Add(s.t.Env.CheckGrace)
+	for {
+		e := s.status("to let the runner take in the distributor's answer")
+		if e.state != "unknown" || e.hasAt || !s.t.Env.Clock.Now().Before(until) {
+			return
+		}
+		s.wait(max(s.slack(), 25*time.Millisecond))
+	}
 }
 
 // pastWindow begins a step answering first, changes the answer to then
