@@ -146,8 +146,12 @@ var section5_3 = []*Rule{
 		Probe: func(t *T) {
 			s, c := pastWindow(t, active(t.Env), scripted.Answer{Kind: scripted.OtherAgent, StaleAfterSeconds: int(t.Env.Window / time.Second), GraceSeconds: int(t.Env.Grace / time.Second)})
 			defer s.finish()
-			e := s.status("past the window, the distributor now answering for another agent")
-			if at, ok := protocol.ParseStamp(e.checkedAt); e.state == "active" && (!ok || !s.given().sent(at)) {
+			renewed := func(e ent) bool {
+				at, ok := protocol.ParseStamp(e.checkedAt)
+				return e.state == "active" && (!ok || !s.given().sent(at))
+			}
+			e := s.statusUntil("past the window, the distributor now answering for another agent", func(e ent) bool { return !renewed(e) })
+			if renewed(e) {
 				t.Fail(e.ex, "an answer for another agent renewed the entitlement (active, checked_at %s, where the last answer for this agent carried %s); §5.3 has a runner treat it as a failed check", e.checkedAt, scripted.Stamp(c.Sent.CheckedAt))
 			}
 		},

@@ -167,6 +167,23 @@ func (s *step) status(why string) ent {
 	return e
 }
 
+// statusUntil reads status, and where what it reports is not what ok
+// wants, asks again, within Options.CheckGrace, before the step judges it:
+// a would-be FAIL is confirmed. A runner answering status while the check
+// that request set off is still in flight reports the moment before the
+// answer, which is not the behaviour the step judges.
+func (s *step) statusUntil(why string, ok func(ent) bool) ent {
+	e := s.status(why)
+	for until := s.t.Env.Clock.Now().Add(s.t.Env.CheckGrace); !ok(e) && s.t.Env.Clock.Now().Before(until); {
+		s.wait(max(s.slack(), 25*time.Millisecond))
+		e = s.status(why + ", asked again to confirm")
+	}
+	return e
+}
+
+// is is an ok for statusUntil: the entitlement reported in state.
+func is(state string) func(ent) bool { return func(e ent) bool { return e.state == state } }
+
 // statusRequest is a GET of status, saying why.
 func statusRequest(why string) wire.Request {
 	r := wire.Get("status")
@@ -323,14 +340,7 @@ func (s *step) firstLogged() (scripted.Request, bool) {
 // runner checking in the background may answer status before it has read
 // the answer: judging it then would judge the moment, not the runner.
 func (s *step) settle() {
-	until := s.t.Env.Clock.Now().Add(s.t.Env.CheckGrace)
-	for {
-		e := s.status("to let the runner take in the distributor's answer")
-		if e.state != "unknown" || e.hasAt || !s.t.Env.Clock.Now().Before(until) {
-			return
-		}
-		s.wait(max(s.slack(), 25*time.Millisecond))
-	}
+	s.statusUntil("to let the runner take in the distributor's answer", func(e ent) bool { return e.state != "unknown" || e.hasAt })
 }
 
 // pastWindow begins a step answering first, changes the answer to then
