@@ -85,6 +85,15 @@ const (
 	DefaultLaunchTimeout = 30 * time.Second
 	DefaultDeadline      = 2 * time.Minute
 	DefaultCheckGrace    = 500 * time.Millisecond
+	// AttemptGrace bounds the grace the step judging
+	// 5.7.1/keeps-attempting declares, where --grace is shorter: a client
+	// may space its attempts after a failure (holding status-driven ones
+	// off for some seconds, so that a busy dashboard cannot hammer a
+	// distributor that is down), and 20 s lets one spaced by up to about
+	// 15 s, as a real client's were, show an attempt. A runner that
+	// attempts on a run at once is seen at once; only one that never
+	// attempts again waits it out.
+	AttemptGrace = 20 * time.Second
 )
 
 // Launcher starts a runner with the harness's variables.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,16 +36,41 @@ type variant struct {
 	cautious bool
 }
 
-// inProcess launches the reference runner in this process.
+// inProcess launches the reference runner in this process, on the fake
+// clock c: its checks time out in 200 ms of real time (a Hang).
 func inProcess(c clock.Clock, v variant, faults ...string) entitlement.Launcher {
+	return inProcessWith(c, 200*time.Millisecond, v, faults...)
+}
+
+// inProcessWith is inProcess with the runner's own timeout for a check (0:
+// the runner's default).
+func inProcessWith(c clock.Clock, checkTimeout time.Duration, v variant, faults ...string) entitlement.Launcher {
 	return entitlement.Func(func(_ context.Context, vars entitlement.Vars) (entitlement.Instance, error) {
 		srv, err := fixtures.Start(fixtures.Config{Posture: v.posture, Faults: faults, Distributor: vars.Distributor, Token: vars.Token,
-			Cache: filepath.Join(vars.State, "cache.json"), Clock: c, DistributorTimeout: 200 * time.Millisecond, Cautious: v.cautious}, 0)
+			Cache: filepath.Join(vars.State, "cache.json"), Clock: c, DistributorTimeout: checkTimeout, Cautious: v.cautious}, 0)
 		if err != nil {
 			return nil, err
 		}
-		return entitlement.Started{Addr: srv.URL, Halt: srv.Close}, nil
+		halt := func() {
+			srv.Close()
+			executed.Add(srv.Runner.Executions())
+		}
+		return entitlement.Started{Addr: srv.URL, Halt: halt}, nil
 	})
+}
+
+// executed counts the agent starts of every runner a walk in this package
+// launched: nothing in a walk runs the agent (TestWalksStartNoAgent).
+var executed atomic.Int64
+
+// No walk starts the agent: every run and stream a step sends carries a
+// body no runner can execute. Checked over every walk the package made
+// before this test, and the conformant ones it waits for.
+func TestWalksStartNoAgent(t *testing.T) {
+	for _, v := range conformant {
+		baselineOf(t, v)
+	}
+	assert.Equal(t, executed.Load(), int64(0), "agent starts in the package's walks")
 }
 
 // walkAs walks the reference runner, configured as v, carrying faults. It
@@ -109,8 +135,18 @@ func baselineOf(t *testing.T, v variant) map[string]entitlement.Result {
 
 // The conformant variants: as shipped; cautious, refusing within grace
 // (a MAY, §5.7.1) with the checked_at it holds; requiring its own inbound
-// credential (§7), which the walk sends as --header does.
-var conformant = []variant{{}, {cautious: true}, {posture: "inbound-auth"}}
+// credential (§7), which the walk sends as --header does; and each of the
+// entitlement client's postures (fixtures.EntitlementPostures: asking
+// again early, holding nothing at start, spacing its attempts).
+var conformant = append([]variant{{}, {cautious: true}, {posture: "inbound-auth"}}, entitlementPostures()...)
+
+func entitlementPostures() []variant {
+	var out []variant
+	for _, p := range fixtures.EntitlementPostures() {
+		out = append(out, variant{posture: p.Name})
+	}
+	return out
+}
 
 // neverPasses lists the walk's rules no conformant variant shows passing,
 // each with the reason; TestEveryHarnessRulePassesSomewhere keeps it honest

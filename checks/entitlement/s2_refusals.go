@@ -47,10 +47,11 @@ var section2 = []*Rule{
 		Title: "the preflight of run and stream is answered as it was in force, past grace and revoked alike",
 		Probe: func(t *T) {
 			s := begin(t, active(t.Env))
-			defer s.stop()
+			defer s.finish()
 			c := s.firstCheck()
 			before := s.preflights("the entitlement in force, for comparison")
 			s.script(scripted.Answer{Kind: scripted.ServerError})
+			c = s.anchor(c)
 			s.waitUntil(graceEnds(c).Add(s.slack()))
 			s.served("past the window and grace, the distributor failing: the entitlement not in force")
 			judge := func(situation string, after map[string]*wire.Exchange) {

@@ -10,7 +10,7 @@ var section5_1 = []*Rule{
 		Title: "launched with no distributor configured: status reports not_required, and run and stream are never refused on entitlement grounds",
 		Probe: func(t *T) {
 			s := beginUnconfigured(t)
-			defer s.stop()
+			defer s.finish()
 			e := s.status("launched with no distributor configured")
 			if e.state != "not_required" {
 				t.Fail(e.ex, "launched with no distributor configured, status reports the entitlement %q: §5.1 requires not_required, which is how a client tells a free agent from one waiting on its distributor", e.state)

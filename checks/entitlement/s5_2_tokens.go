@@ -16,7 +16,7 @@ var section5_2 = []*Rule{
 		Probe: func(t *T) {
 			before := len(t.Env.Dist.Log(""))
 			s := begin(t, active(t.Env))
-			defer s.stop()
+			defer s.finish()
 			if _, ok := s.awaitCheck(); !ok {
 				// Nothing came with the token: what came without it?
 				if stray := t.Env.Dist.Log(""); len(stray) > before {
@@ -43,7 +43,7 @@ var section5_2 = []*Rule{
 			// A distributor that never answers, so that the runner has a
 			// refusal to explain as well as its documents.
 			s := begin(t, scripted.Answer{Kind: scripted.ServerError})
-			defer s.stop()
+			defer s.finish()
 			s.firstCheck()
 			var seen []*wire.Exchange
 			for _, verb := range []string{"status", "describe"} {

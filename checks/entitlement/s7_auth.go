@@ -19,7 +19,7 @@ var section7 = []*Rule{
 				t.NeedsOption("no --header was given: the walk speaks to the runner with no inbound credential, so there is none to withhold")
 			}
 			s := begin(t, scripted.Answer{Kind: scripted.Revoked, StaleAfterSeconds: int(t.Env.Window.Seconds()), GraceSeconds: int(t.Env.Grace.Seconds())})
-			defer s.stop()
+			defer s.finish()
 			s.firstCheck()
 			if ex := s.refusals("revoked, with the credential")[0]; !refusedAs(ex, "not_entitled") {
 				t.NotApplicable("revoked, run answered %s with the credential rather than 403 not_entitled; 5.4/no-answer-past-window judges that refusal", ex.Brief())

@@ -188,14 +188,14 @@ func (e *Env) timelineOf(ln *line) *timeline.Timeline {
 			saw, st := answerWords(c.Kind, c.Status)
 			group := fmt.Sprintf("check %d", i+1)
 			t.Calls = append(t.Calls, timeline.Event{At: c.At, Label: "check " + fmt.Sprint(i+1), Saw: saw, State: st, Group: group})
-			if c.Status != http.StatusOK || (c.Kind != scripted.Active && c.Kind != scripted.Revoked) || c.Sent.CheckedAt.IsZero() {
+			if !c.Windowed() { // an answer that sets no window (given.go)
 				continue
 			}
 			checked := "checked_at " + scripted.Stamp(c.Sent.CheckedAt)
 			t.Edges = append(t.Edges,
-				timeline.Edge{At: windowEnds(c), Kind: timeline.Window, Group: group,
+				timeline.Edge{At: c.WindowEnds(), Kind: timeline.Window, Group: group,
 					Label: fmt.Sprintf("window of check %d ends (%s + %d s)", i+1, checked, c.Sent.StaleAfterSeconds)},
-				timeline.Edge{At: graceEnds(c), Kind: timeline.Grace, Group: group,
+				timeline.Edge{At: c.GraceEnds(), Kind: timeline.Grace, Group: group,
 					Label: fmt.Sprintf("grace of check %d ends (+ %d s more)", i+1, c.Sent.GraceSeconds)})
 		}
 	}

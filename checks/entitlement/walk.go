@@ -33,6 +33,9 @@ type step struct {
 	sess  *engine.Session
 	// start is when the walk's first answer was scripted, on the clock.
 	start time.Time
+	// scripted is how many checks the runner had made when the step last
+	// changed the script: those after it got the new answer.
+	scripted int
 	// unconfigured launches the runner with no distributor (§5.1).
 	unconfigured bool
 	// line is what the step draws (timeline.go).
@@ -92,7 +95,16 @@ func (s *step) launch() {
 	go func() { <-s.t.Ctx.Done(); inst.Stop() }()
 }
 
-// stop ends the runner (the step's end, or before a restart).
+// finish ends the step: its notes say where the runner asked again within
+// a window it had been given (given.go), and its runner is stopped.
+func (s *step) finish() {
+	if !s.unconfigured {
+		s.noteEarly()
+	}
+	s.stop()
+}
+
+// stop ends the runner (before a restart, or at the step's end).
 func (s *step) stop() {
 	if s.inst != nil {
 		s.inst.Stop()
@@ -110,6 +122,7 @@ func (s *step) restart() {
 // script changes what the distributor answers this step's token.
 func (s *step) script(a scripted.Answer) {
 	s.t.Env.Dist.Answer(s.token, a)
+	s.scripted = s.t.Env.Dist.Count(s.token)
 	s.line.script(s.t.Env.Clock.Now(), a)
 }
 
@@ -163,6 +176,23 @@ func (s *step) status(why string) ent {
 	return e
 }
 
+// statusUntil reads status, and where what it reports is not what ok
+// wants, asks again, within Options.CheckGrace, before the step judges it:
+// a would-be FAIL is confirmed. A runner answering status while the check
+// that request set off is still in flight reports the moment before the
+// answer, which is not the behaviour the step judges.
+func (s *step) statusUntil(why string, ok func(ent) bool) ent {
+	e := s.status(why)
+	for until := s.t.Env.Clock.Now().Add(s.t.Env.CheckGrace); !ok(e) && s.t.Env.Clock.Now().Before(until); {
+		s.wait(max(s.slack(), 25*time.Millisecond))
+		e = s.status(why + ", asked again to confirm")
+	}
+	return e
+}
+
+// is is an ok for statusUntil: the entitlement reported in state.
+func is(state string) func(ent) bool { return func(e ent) bool { return e.state == state } }
+
 // statusRequest is a GET of status, saying why.
 func statusRequest(why string) wire.Request {
 	r := wire.Get("status")
@@ -190,11 +220,7 @@ func (s *step) do(r wire.Request) *wire.Exchange {
 // 501, gives none.
 func (s *step) served(why string) []*wire.Exchange {
 	var out []*wire.Exchange
-	send := func(verb string) *wire.Exchange {
-		r := wire.PostJSON(verb, `{"inputs": "refusable by any runner"}`)
-		r.Note = "inputs is not a map, so no runner can execute it; " + why
-		return s.do(r)
-	}
+	send := func(verb string) *wire.Exchange { return s.do(refusable(verb, why)) }
 	for _, verb := range []string{"run", "stream"} {
 		ex := send(verb)
 		if ex.Is(http.StatusNotImplemented, "not_implemented") {
@@ -210,6 +236,19 @@ func (s *step) served(why string) []*wire.Exchange {
 	}
 	return out
 }
+
+// refusable is a POST of verb with a body no runner can execute (inputs is
+// not a map): 400 where the entitlement is in force, 403 or 503 where it
+// is not, since §4.6 step 2 comes before the inputs.
+func refusable(verb, why string) wire.Request {
+	r := wire.PostJSON(verb, `{"inputs": "refusable by any runner"}`)
+	r.Note = "inputs is not a map, so no runner can execute it; " + why
+	return r
+}
+
+// attemptGrace is the grace the step judging 5.7.1/keeps-attempting
+// declares: --grace, or AttemptGrace where that is longer.
+func attemptGrace(e *Env) time.Duration { return max(e.Grace, AttemptGrace) }
 
 // refusals is served for the rules that have nothing to judge without
 // them: a Level 1 runner shows its entitlement in status only.
@@ -287,7 +326,17 @@ func (s *step) anyCheck() scripted.Request {
 
 // awaitCheck is the step's first check with its token: one already made,
 // or one made while answering status, or within Options.CheckGrace after.
+// Where the distributor answered it, the runner is given the time to take
+// the answer in (settle).
 func (s *step) awaitCheck() (scripted.Request, bool) {
+	c, ok := s.firstLogged()
+	if ok && (c.Windowed() || c.Kind == scripted.NotFound) {
+		s.settle()
+	}
+	return c, ok
+}
+
+func (s *step) firstLogged() (scripted.Request, bool) {
 	if c := s.checks(); len(c) > 0 {
 		return c[0], true
 	}
@@ -298,22 +347,42 @@ func (s *step) awaitCheck() (scripted.Request, bool) {
 	return req, err == nil
 }
 
+// settle waits, within Options.CheckGrace, until status shows the runner
+// holding an answer. The distributor logs a check as it arrives, and a
+// runner checking in the background may answer status before it has read
+// the answer: judging it then would judge the moment, not the runner.
+func (s *step) settle() {
+	s.statusUntil("to let the runner take in the distributor's answer", func(e ent) bool { return e.state != "unknown" || e.hasAt })
+}
+
 // pastWindow begins a step answering first, changes the answer to then
-// once the runner has checked, and waits until the first answer's window
-// has ended: the premise of most of §5.4 and §5.7. The caller stops s.
+// once the runner has checked, and waits until the window of the latest
+// answer it was given has ended (it may have asked more than once before
+// the change): the premise of most of §5.4 and §5.7. It returns that
+// answer, which the step's deadlines run from (given.go). The caller
+// finishes s.
 func pastWindow(t *T, first, then scripted.Answer) (*step, scripted.Request) {
 	s := begin(t, first)
 	c := s.firstCheck()
 	s.script(then)
+	c = s.anchor(c)
 	s.waitUntil(windowEnds(c).Add(s.slack()))
 	return s, c
 }
 
 // reChecked skips a rule whose situation is one the runner meets only by
-// asking the distributor again after the window of c: a runner that has
-// not asked is holding the answer past its window, one behaviour, which
-// 5.4/re-check-after-window and 5.4/no-answer-past-window judge.
+// asking the distributor again after the window of c, the latest answer
+// it was given: a runner that has not asked is holding the answer past
+// its window, one behaviour, which 5.4/re-check-after-window and
+// 5.4/no-answer-past-window judge. A runner that asked early, since the
+// script changed, and was given an answer (a 404, say) holds that one
+// whatever the window: it met the situation.
 func (s *step) reChecked(c scripted.Request, situation string) {
+	for _, r := range s.checks() {
+		if r.N > s.scripted && (r.Kind == scripted.NotFound || r.Windowed()) {
+			return
+		}
+	}
 	if !checkedSince(s, windowEnds(c)) {
 		s.t.NotApplicable("the runner asked the distributor nothing after the window ended at %s, so it never met %s: it holds the answer past its window (5.4/re-check-after-window and 5.4/no-answer-past-window judge that)",
 			scripted.Stamp(windowEnds(c)), situation)
@@ -321,14 +390,10 @@ func (s *step) reChecked(c scripted.Request, situation string) {
 }
 
 // windowEnds is checked_at + stale_after_seconds of the answer a check got.
-func windowEnds(c scripted.Request) time.Time {
-	return c.Sent.CheckedAt.Add(time.Duration(c.Sent.StaleAfterSeconds) * time.Second)
-}
+func windowEnds(c scripted.Request) time.Time { return c.WindowEnds() }
 
 // graceEnds is windowEnds + grace_seconds.
-func graceEnds(c scripted.Request) time.Time {
-	return windowEnds(c).Add(time.Duration(c.Sent.GraceSeconds) * time.Second)
-}
+func graceEnds(c scripted.Request) time.Time { return c.GraceEnds() }
 
 // active is the answer a walk begins with: active, with the declared
 // window and grace, read fresh.
@@ -341,8 +406,11 @@ func active(e *Env) scripted.Answer {
 // to it. The runner's clock and ours are one clock, and checked_at is what
 // the runner read, so a request sent after the deadline reaches it after
 // the deadline: the slack only covers the runner's own time to answer, the
-// wait its answers so far have earned (engine.Session.Wait).
-func (s *step) slack() time.Duration { return s.sess.Wait() }
+// wait its answers so far have earned (engine.Session.Wait), and never
+// more than a quarter of the grace, so that a step past the window still
+// asks within grace however slowly a loaded machine lets the runner
+// answer.
+func (s *step) slack() time.Duration { return min(s.sess.Wait(), s.t.Env.Grace/4) }
 
 func mustURL(s string) *url.URL {
 	u, err := url.Parse(s)

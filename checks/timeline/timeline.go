@@ -97,9 +97,8 @@ const (
 )
 
 // Judged is the probe of t a finding citing ex was judged on, and the
-// edges that judgement was made against: those of the latest call at or
-// before its answer (Event.Answered) that set any. ok is false where t has
-// no probe with ex.
+// edges that judgement was made against (EdgesBefore its answer,
+// Event.Answered). ok is false where t has no probe with ex.
 func (t *Timeline) Judged(ex *wire.Exchange) (probe Event, edges []Edge, ok bool) {
 	if t == nil || ex == nil {
 		return Event{}, nil, false
@@ -116,16 +115,19 @@ func (t *Timeline) Judged(ex *wire.Exchange) (probe Event, edges []Edge, ok bool
 	return probe, t.EdgesBefore(probe.Answered()), true
 }
 
-// EdgesBefore are the edges of the latest call at or before at that set
-// any: what a judgement at that moment is made against.
+// EdgesBefore are the edges a judgement at at is made against: those of
+// the call, at or before at, whose window ends last (the later call of
+// two): of every answer given by then, the one that expires last, which
+// the runner may hold (the walk anchors there, checks/entitlement's
+// given.go). A call whose edges hold no window counts by its last edge.
 func (t *Timeline) EdgesBefore(at time.Time) []Edge {
-	group := ""
+	group, ends := "", time.Time{}
 	for _, c := range t.Calls {
-		if c.At.After(at) {
-			break
+		if c.At.After(at) || c.Group == "" {
+			continue
 		}
-		if c.Group != "" && t.hasEdges(c.Group) {
-			group = c.Group
+		if end, ok := t.windowOf(c.Group); ok && !end.Before(ends) {
+			group, ends = c.Group, end
 		}
 	}
 	if group == "" {
@@ -140,11 +142,22 @@ func (t *Timeline) EdgesBefore(at time.Time) []Edge {
 	return out
 }
 
-func (t *Timeline) hasEdges(group string) bool {
+// windowOf is when the window a call's edges set ends (its Window edge,
+// else its last edge), and whether it set any.
+func (t *Timeline) windowOf(group string) (time.Time, bool) {
+	var end time.Time
+	found, window := false, false
 	for _, e := range t.Edges {
-		if e.Group == group {
-			return true
+		if e.Group != group {
+			continue
 		}
+		switch {
+		case e.Kind == Window:
+			end, window = e.At, true
+		case !window && e.At.After(end):
+			end = e.At
+		}
+		found = true
 	}
-	return false
+	return end, found
 }

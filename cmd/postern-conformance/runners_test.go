@@ -51,10 +51,15 @@ type checked struct {
 // and --json. It reports through its error, never through a testing.T,
 // so that it may run on any goroutine.
 func checkLaunched(args ...string) (checked, error) {
+	return checkLaunchedCtx(context.Background(), args...)
+}
+
+// checkLaunchedCtx is checkLaunched under ctx, which ends the check.
+func checkLaunchedCtx(ctx context.Context, args ...string) (checked, error) {
 	var out, errOut bytes.Buffer
 	a := app()
 	a.Writer, a.ErrWriter = &out, &errOut
-	code := exitCode(a.Run(context.Background(), append(append([]string{"postern-conformance"}, args...), "--json")))
+	code := exitCode(a.Run(ctx, append(append([]string{"postern-conformance"}, args...), "--json")))
 	var rep struct {
 		Results []struct{ ID, Outcome string }
 		Verdict struct{ Text string }
@@ -116,9 +121,14 @@ type counted struct {
 // report in dir, and args for the rest. Like checkLaunched, it reports
 // through its error.
 func checkCounted(dir, prog string, args ...string) (counted, error) {
+	return checkCountedCtx(context.Background(), dir, prog, args...)
+}
+
+// checkCountedCtx is checkCounted under ctx, which ends the check.
+func checkCountedCtx(ctx context.Context, dir, prog string, args ...string) (counted, error) {
 	logFile, repFile := filepath.Join(dir, "starts.log"), filepath.Join(dir, "report.json")
 	launch := "exec env POSTERN_START_LOG='" + logFile + "' " + prog
-	c, err := checkLaunched(append([]string{"--launch", launch, "--execute", "--json-file", repFile}, args...)...)
+	c, err := checkLaunchedCtx(ctx, append([]string{"--launch", launch, "--execute", "--json-file", repFile}, args...)...)
 	if err != nil {
 		return counted{}, err
 	}

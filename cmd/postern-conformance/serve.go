@@ -62,7 +62,7 @@ func listRunnerThings(cmd *cli.Command) bool {
 	w := cmd.Root().Writer
 	switch {
 	case cmd.Bool("list-postures"):
-		for _, p := range fixtures.Postures() {
+		for _, p := range append(fixtures.Postures(), fixtures.EntitlementPostures()...) {
 			fmt.Fprintf(w, "%-26s %s\n", p.Name, p.Summary)
 		}
 		return true

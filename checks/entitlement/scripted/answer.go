@@ -100,6 +100,12 @@ type Answer struct {
 	// check comes. Either way it goes out as RFC 3339 in UTC, to the second.
 	CheckedAt time.Time
 	Age       time.Duration
+	// Cached, with a non-zero CheckedAt, serves the answer from a cache
+	// the distributor refreshes once each stale_after_seconds, its first
+	// read at CheckedAt: checked_at is the latest refresh at or before the
+	// check. A runner asking again within a window is given the window it
+	// holds; one asking past it, the next.
+	Cached bool
 	// StaleAfterSeconds and GraceSeconds are sent as they are, 0 included
 	// (§5.3, §5.7.1: a grace of 0 means stop at the window).
 	StaleAfterSeconds int
@@ -179,6 +185,8 @@ func (a Answer) resolve(addressed string, now time.Time) (response, Answer) {
 		}
 		if sent.CheckedAt.IsZero() {
 			sent.CheckedAt = now.Add(-a.Age)
+		} else if period := time.Duration(a.StaleAfterSeconds) * time.Second; a.Cached && period > 0 && now.After(sent.CheckedAt) {
+			sent.CheckedAt = sent.CheckedAt.Add(now.Sub(sent.CheckedAt) / period * period)
 		}
 		sent.CheckedAt = sent.CheckedAt.UTC().Truncate(time.Second)
 		body := protocol.CheckAnswer{

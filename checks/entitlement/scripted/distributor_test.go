@@ -150,6 +150,43 @@ func TestCheckedAtFixedOrAged(t *testing.T) {
 	assert.Equal(t, decode(t, body)["checked_at"], "2026-08-15T09:14:32Z", "now less the cache's age")
 }
 
+// A cached answer keeps its checked_at through each window and moves to
+// the next refresh once a window has passed: a runner asking early is
+// given the window it holds.
+func TestCachedAnswer(t *testing.T) {
+	d, fc := newDist(t)
+	tok := d.NewToken()
+	read := start.Truncate(time.Second)
+	d.Answer(tok, Answer{Kind: Active, CheckedAt: read, Cached: true, StaleAfterSeconds: 2, GraceSeconds: 3})
+	for _, c := range []struct {
+		advance time.Duration
+		want    string
+	}{
+		{0, "2026-08-15T09:14:02Z"},
+		{time.Second, "2026-08-15T09:14:02Z"},            // within the window
+		{500 * time.Millisecond, "2026-08-15T09:14:04Z"}, // the window's end: the next read
+		{5 * time.Second, "2026-08-15T09:14:08Z"},
+	} {
+		fc.Advance(c.advance)
+		_, body := check(t, d, tok)
+		assert.Equal(t, decode(t, body)["checked_at"], c.want, "at %s", fc.Now())
+	}
+	log := d.Log(tok)
+	assert.Assert(t, log[0].Windowed())
+	assert.Equal(t, log[3].WindowEnds(), time.Date(2026, 8, 15, 9, 14, 10, 0, time.UTC))
+	assert.Equal(t, log[3].GraceEnds(), time.Date(2026, 8, 15, 9, 14, 13, 0, time.UTC))
+
+	// Only an active or revoked answer, whole and for the agent asked
+	// about, carries a window.
+	for _, a := range []Answer{{Kind: NotFound}, {Kind: ServerError}, {Kind: OtherAgent, StaleAfterSeconds: 2},
+		{Kind: Active, StaleAfterSeconds: 2, Omit: []string{"grace_seconds"}}} {
+		d.Answer(tok, a)
+		check(t, d, tok)
+		log := d.Log(tok)
+		assert.Check(t, !log[len(log)-1].Windowed(), "%s", a.Kind)
+	}
+}
+
 func TestRevokedAndAccessEndsAt(t *testing.T) {
 	d, _ := newDist(t)
 	tok := d.NewToken()

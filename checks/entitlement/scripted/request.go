@@ -61,6 +61,23 @@ type Request struct {
 	Body   []byte
 }
 
+// Windowed reports whether the request got an answer a runner holds by
+// its window and grace: active or revoked, whole, for the agent it
+// addressed (§5.3). Its Sent.CheckedAt is the checked_at it carried.
+func (r Request) Windowed() bool {
+	return (r.Kind == Active || r.Kind == Revoked) && len(r.Sent.Omit) == 0 && r.Sent.AgentID == r.Addressed()
+}
+
+// WindowEnds is checked_at + stale_after_seconds of a Windowed answer.
+func (r Request) WindowEnds() time.Time {
+	return r.Sent.CheckedAt.Add(time.Duration(r.Sent.StaleAfterSeconds) * time.Second)
+}
+
+// GraceEnds is WindowEnds + grace_seconds.
+func (r Request) GraceEnds() time.Time {
+	return r.WindowEnds().Add(time.Duration(r.Sent.GraceSeconds) * time.Second)
+}
+
 // Addressed is the identifier the request's path addresses, owner/name as
 // the two segments were sent, or "" for a path that is not two segments.
 func (r Request) Addressed() string {

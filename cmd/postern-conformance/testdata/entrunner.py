@@ -63,10 +63,20 @@ gets wrong:
                          own receipt time (§4.4's "unchanged" over-applied, §5.7.4)
   restart-restamp        on restart, stamps the persisted answer with the load
                          time as checked_at: a fresh window (§4.4, §5.7.2)
-  sigrix-shape           refuses within grace (as the cautious posture does)
-                         and drops checked_at while `unknown` within grace (§4.4)
+  grace-drops-checked-at refuses within grace (as the cautious posture does)
+                         and, not running there, reports `unknown` without the
+                         checked_at it holds, as if never checked (§4.4, §5.7.3)
   cache-past-window      caches an answer until checked_at + stale + grace,
                          reading the grace as part of the cache lifetime (§5.4)
+  workers-forget         holds an answer no longer than one request, as workers
+                         that share nothing and cannot write their cache do:
+                         each request starts holding nothing and asks, and where
+                         that check fails reports `unknown` without checked_at,
+                         within the window of an active answer too (§5.7.4's
+                         table, §4.4)
+  404-own-cadence        after a 404, reports its own cadence as
+                         stale_after_seconds though the distributor had given
+                         one (§5.7.4 SHOULD)
 """
 
 import datetime
@@ -116,8 +126,8 @@ except ValueError:
 
 KNOWN_FAULTS = {
     "unconfigured-refuses", "stream-ungated", "preflight-gated", "nonjson-revoked",
-    "grace-default", "404-old-checked-at", "restart-restamp", "sigrix-shape",
-    "cache-past-window",
+    "grace-default", "404-old-checked-at", "restart-restamp", "grace-drops-checked-at",
+    "cache-past-window", "workers-forget", "404-own-cadence",
 }
 
 
@@ -247,7 +257,7 @@ class Client:
 
     def save(self, a):
         path = self.state_file()
-        if not path:
+        if not path or "workers-forget" in FAULTS:
             return
         tmp = path + ".tmp"
         try:
@@ -337,7 +347,7 @@ class Client:
         with self.lock:
             prev = self.held
             if got == "404":
-                stale = prev.stale if prev is not None else CADENCE
+                stale = prev.stale if prev is not None and "404-own-cadence" not in FAULTS else CADENCE
                 grace = prev.grace if prev is not None else None
                 got = Answer("revoked", format_time(now), stale, grace, None, "404")
                 if "404-old-checked-at" in FAULTS and prev is not None:
@@ -373,6 +383,9 @@ class Client:
     def refresh(self):
         """On a request: re-check if the answer has expired (§5.4), waiting a little."""
         with self.lock:
+            if "workers-forget" in FAULTS and not self.in_flight:
+                # A fresh worker: nothing held, nothing failed yet.
+                self.held, self.last_failed = None, None
             if not self.due_locked(time.time()):
                 return
             seen = self.attempts
@@ -429,7 +442,7 @@ class Client:
             block["state"] = "unknown"
             within = now < a.grace_end()
             if a.state == "active" and within:
-                if "sigrix-shape" in FAULTS:
+                if "grace-drops-checked-at" in FAULTS:
                     block.pop("checked_at", None)
                     return block, (503, "unavailable", "The distributor cannot be reached.", None)
                 if CAUTIOUS:
@@ -717,7 +730,8 @@ def main():
     base = env("ENTRUNNER_DISTRIBUTOR").strip()
     if base:
         ENT = Client(base, env("ENTRUNNER_TOKEN"), env("ENTRUNNER_STATE"))
-        threading.Thread(target=ENT.background, daemon=True).start()
+        if "workers-forget" not in FAULTS:  # a worker has no background
+            threading.Thread(target=ENT.background, daemon=True).start()
     else:
         ENT = Unconfigured()
     srv = ThreadingHTTPServer((host, port), Handler)

@@ -1,0 +1,6 @@
+//go:build race
+
+package entitlement_test
+
+// raceOn: the race detector multiplies what a walk costs the processor.
+const raceOn = true
