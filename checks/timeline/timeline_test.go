@@ -22,7 +22,7 @@ func TestJudgedAgainstTheWindowThatEndsLast(t *testing.T) {
 	}
 	early, late := &wire.Exchange{}, &wire.Exchange{}
 	tl := &timeline.Timeline{Start: t0, End: at(10),
-		Calls: []timeline.Event{{At: at(1), Group: "one"}, {At: at(2), Group: "two"}, {At: at(2.5), Group: "outage"}, {At: at(6), Group: "three"}},
+		Calls:  []timeline.Event{{At: at(1), Group: "one"}, {At: at(2), Group: "two"}, {At: at(2.5), Group: "outage"}, {At: at(6), Group: "three"}},
 		Probes: []timeline.Event{{At: at(0.5), Ex: early}, {At: at(5), Took: 500 * time.Millisecond, Ex: late}},
 	}
 	tl.Edges = append(append(edges("one", 5, 7), edges("two", 4, 6)...), edges("three", 8, 9)...)
