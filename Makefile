@@ -29,14 +29,15 @@ fmt:
 ## other benchmarks leave in TIME_WAIT slow it), a full check of one
 ## (median-ms, peak-heap-MiB; with --execute, agent-starts/check), a full
 ## --execute check of a slow agent (wall and starts), a client check (in process, and the
-## reference client as a command: wall, and client-start-ms), then how long each hostile runner
-## takes and the heap it costs
+## reference client as a command: wall, and client-start-ms), what --html adds to a check, then
+## how long each hostile runner takes and the heap it costs
 bench:
 	$(GO) test -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x ./checks/fleet/
 	$(GO) test -run '^$$' -bench 'BenchmarkFullCheck' -benchmem -benchtime 20x ./checks/runner/
 	$(GO) test -run '^$$' -bench 'BenchmarkExecuteSlowAgent$$' -benchtime 1x ./checks/runner/
 	$(GO) test -run '^$$' -bench 'BenchmarkClientCheck' -benchtime 3x ./checks/client/
 	$(GO) test -run '^$$' -bench . -benchmem ./wire/ ./schemas/
+	$(GO) test -run '^$$' -bench 'BenchmarkWrite' -benchmem -benchtime 20x ./report/html/
 	$(GO) test -count=1 -v -run 'TestHostileShapes' ./checks/runner/ | grep 'ended in' 
 
 demo:

@@ -311,12 +311,24 @@ func TracedRules() []Traced {
 	return out
 }
 
-// TracedRule is the rule of any mode with id.
+// TracedRule is the rule of any mode with id (the first, in TracedRules'
+// order, were two modes to share one).
 func TracedRule(id string) (Traced, bool) {
-	for _, r := range TracedRules() {
-		if r.ID == id {
-			return r, true
+	tracedOnce.Do(func() {
+		tracedByID = map[string]Traced{}
+		for _, r := range TracedRules() {
+			if _, dup := tracedByID[r.ID]; !dup {
+				tracedByID[r.ID] = r
+			}
 		}
-	}
-	return Traced{}, false
+	})
+	r, ok := tracedByID[id]
+	return r, ok
 }
+
+// tracedByID indexes TracedRules once: TraceCoverage looks a rule up for
+// every row, and a report counts coverage for every run.
+var (
+	tracedOnce sync.Once
+	tracedByID map[string]Traced
+)

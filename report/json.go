@@ -107,9 +107,16 @@ type jsonResult struct {
 }
 
 type jsonFinding struct {
-	Message  string        `json:"message"`
-	Inferred bool          `json:"inferred"`
-	Evidence *jsonExchange `json:"evidence"`
+	Message   string         `json:"message"`
+	Inferred  bool           `json:"inferred"`
+	Evidence  *jsonExchange  `json:"evidence"`
+	Reproduce *jsonReproduce `json:"reproduce"`
+}
+
+// jsonReproduce is wire.Reproduction: the curl line, or null and why not.
+type jsonReproduce struct {
+	Curl *string `json:"curl"`
+	Note string  `json:"note"`
 }
 
 type jsonExchange struct {
@@ -215,7 +222,15 @@ func jsonResultOf(r *Report, res engine.Record) jsonResult {
 		out.Skip = &kind
 	}
 	for _, f := range res.Findings {
-		out.Findings = append(out.Findings, jsonFinding{Message: f.Message, Inferred: f.Inferred, Evidence: jsonExchangeOf(f.Ex)})
+		jf := jsonFinding{Message: f.Message, Inferred: f.Inferred, Evidence: jsonExchangeOf(f.Ex)}
+		if f.Ex != nil {
+			rep := r.Reproduce(f)
+			jf.Reproduce = &jsonReproduce{Note: rep.Note}
+			if rep.Curl != "" {
+				jf.Reproduce.Curl = &rep.Curl
+			}
+		}
+		out.Findings = append(out.Findings, jf)
 	}
 	switch {
 	case (res.Outcome == engine.Pass || res.Outcome == engine.Skip) && !r.Options.AllEvidence:

@@ -24,8 +24,10 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
+	"github.com/sigrix-io/postern-conformance/checks/timeline"
 	"github.com/sigrix-io/postern-conformance/levels"
 	"github.com/sigrix-io/postern-conformance/report/baseline"
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // ToolName is the name reports carry when Report.Tool is empty.
@@ -53,6 +55,11 @@ type Report struct {
 	// own count of the runs it sent that a runner could have executed
 	// (runner.Env.AgentStarts); nil where --execute was not given.
 	AgentStarts *int
+	// Timelines are what the timed rules saw over time, by rule ID: each
+	// step of an entitlement walk (entitlement.Env.Timelines), a
+	// distributor check's timed rules (distributor.Env.Timelines). Only
+	// the HTML page draws them; nil for a mode without.
+	Timelines map[string]*timeline.Timeline
 }
 
 // ModeCheck is the Mode of a runner check.
@@ -162,6 +169,14 @@ func (r *Report) Counts() Counts {
 		}
 	}
 	return c
+}
+
+// Reproduce is how to send the request f's evidence shows again, as the
+// checker sent it under the run's per-request timeout: a curl line, or why
+// there is none (wire.Exchange.Reproduce). It is zero for a finding
+// without evidence.
+func (r *Report) Reproduce(f engine.Finding) wire.Reproduction {
+	return f.Ex.Reproduce(r.Options.Timeout)
 }
 
 // baselined reports whether res is a FAIL the baseline excuses.

@@ -54,6 +54,7 @@ const (
 // layout (with "§", "·" and "—") that reads well in a CI log.
 func WriteText(w io.Writer, r *Report, style Style) error {
 	t := newText(style)
+	t.timeout = r.Options.Timeout
 	t.header(r)
 	t.results(r)
 	t.footer(r)
@@ -95,6 +96,8 @@ type text struct {
 	b       strings.Builder
 	p       palette
 	verbose bool
+	// timeout is the run's per-request timeout, for the reproduce lines.
+	timeout time.Duration
 }
 
 func newText(s Style) *text { return &text{p: newPalette(s.Color), verbose: s.Verbose} }
@@ -270,6 +273,24 @@ func (t *text) findings(indent string, res engine.Record, evidence bool) {
 		}
 		shown[f.Ex] = true
 		t.exchange(indent, f.Ex)
+		if t.verbose {
+			t.reproduce(indent, f.Ex.Reproduce(t.timeout))
+		}
+	}
+}
+
+// reproduce writes the curl line that sends the evidence's request again,
+// behind "$ ", and what to know about it; or why there is none.
+func (t *text) reproduce(indent string, rep wire.Reproduction) {
+	if rep.Curl == "" {
+		if rep.Note != "" {
+			t.line(indent, t.p.dim.Sprint("(no curl line reproduces it: "+clean(rep.Note)+")"))
+		}
+		return
+	}
+	t.line(indent, "$ ", clean(rep.Curl))
+	if rep.Note != "" {
+		t.line(indent+"  ", t.p.dim.Sprint("# "+clean(rep.Note)))
 	}
 }
 

@@ -175,6 +175,10 @@ type Request struct {
 	// the body of a 2xx is not waited for (Exchange.BodyUnread), and a
 	// target that drips it forever costs nothing.
 	HeadDecides bool
+	// Unreplayable, where set, says why this request alone, sent again,
+	// would not show what it showed (it was timed against others): see
+	// Exchange.Reproduce.
+	Unreplayable string
 }
 
 // Get is a convenience for a plain GET of a verb.
@@ -225,6 +229,12 @@ type Exchange struct {
 	// BodyUnread marks a 2xx to a request whose head decides
 	// (Request.HeadDecides): its body was not read.
 	BodyUnread bool
+
+	// Unreplayable, where set, says why curl cannot send this request as
+	// the checker did (a body announced and withheld, a request timed
+	// against a window or against other requests): Reproduce says so
+	// rather than give a line that would mislead.
+	Unreplayable string
 }
 
 // Do sends r and reads the answer under the deadline and the body cap. It
@@ -253,7 +263,7 @@ func (c *Client) Do(ctx context.Context, r Request) *Exchange {
 // the answer where one came (resp is nil where none did, and ex.Err says
 // why), and when the request left.
 func (c *Client) send(ctx context.Context, r Request) (*Exchange, *http.Response, time.Time) {
-	ex := &Exchange{Method: r.Method, URL: c.base.String() + r.Path, ReqBody: r.Body, Note: r.Note}
+	ex := &Exchange{Method: r.Method, URL: c.base.String() + r.Path, ReqBody: r.Body, Note: r.Note, Unreplayable: r.Unreplayable}
 	var body io.Reader
 	if r.Body != nil {
 		body = bytes.NewReader(r.Body)
@@ -349,12 +359,12 @@ func (c *Client) redact(h http.Header) http.Header {
 	out := h.Clone()
 	for _, k := range secretHeaders {
 		if out.Get(k) != "" {
-			out.Set(k, "[redacted]")
+			out.Set(k, redactedValue)
 		}
 	}
 	for k := range c.extra {
 		if out.Get(k) != "" {
-			out.Set(k, "[redacted]")
+			out.Set(k, redactedValue)
 		}
 	}
 	return out
@@ -426,6 +436,7 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 	h.Set("Connection", "close")
 	ex.ReqHeader = c.redact(h)
 	ex.ReqBody = []byte(fmt.Sprintf("[%d bytes announced, none sent]", contentLength))
+	ex.Unreplayable = fmt.Sprintf("the checker sent the head, announcing %d bytes, and held the body back to see whether the runner answers from the head alone; curl sends a body with its head", contentLength)
 
 	// The connection is made under the request timeout, and the wait
 	// starts only once the head is written: a runner slow to accept a
@@ -502,6 +513,7 @@ func (c *Client) headFirst(ctx context.Context, path string, header http.Header,
 	}
 	ex.BodySentLate = true
 	ex.ReqBody = late
+	ex.Unreplayable = "the checker sent the head, held the body back for " + time.Since(sent).Round(time.Millisecond).String() + " and sent it only when no answer had come; curl sends both at once, so it would not show when the runner answered"
 	_, _ = conn.Write(late)
 	<-answered
 	return ex

@@ -232,8 +232,7 @@ func (c *caseRun) seen() []*harm {
 
 func TestBrowserAgreesWithChecker(t *testing.T) {
 	start := time.Now()
-	pagesSrv := servePages(t)
-	c := needChromium(t, loopbackAddr(pagesSrv), pageHosts)
+	c := needChromium(t)
 	t.Logf("chromium started in %s", c.elapsed.Round(time.Millisecond))
 	log := newCORSLog()
 	pages := openPages(t, c, log)

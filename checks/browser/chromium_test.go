@@ -49,13 +49,31 @@ func TestMain(m *testing.M) {
 	if launched != nil {
 		launched.close()
 	}
+	if pageServer != nil {
+		pageServer.Close()
+	}
 	os.Exit(code)
 }
 
 // needChromium returns the shared browser, with the page host names mapped
-// to pageAddr ("127.0.0.1:PORT"). It skips the test when chromium is not
+// to the page server (servePages). It skips the test when chromium is not
 // installed, or fails it under CI, where .ci/run installs the package.
-func needChromium(t *testing.T, pageAddr string, hosts []string) *chromium {
+func needChromium(t *testing.T) *chromium {
+	t.Helper()
+	path := requireChromium(t)
+	launchOnce.Do(func() {
+		pageServer = servePages()
+		launched, launchErr = launch(path, loopbackAddr(pageServer), pageHosts)
+	})
+	if launchErr != nil {
+		t.Fatalf("chromium (%s) is installed but would not start: %v", path, launchErr)
+	}
+	return launched
+}
+
+// requireChromium is the browser's path; without one, it skips the test,
+// or fails it under CI.
+func requireChromium(t *testing.T) string {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
@@ -65,11 +83,7 @@ func needChromium(t *testing.T, pageAddr string, hosts []string) *chromium {
 		}
 		t.Skip(msg)
 	}
-	launchOnce.Do(func() { launched, launchErr = launch(path, pageAddr, hosts) })
-	if launchErr != nil {
-		t.Fatalf("chromium (%s) is installed but would not start: %v", path, launchErr)
-	}
-	return launched
+	return path
 }
 
 // launch starts headless Chromium with the flags this machine needs:

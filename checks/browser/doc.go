@@ -16,6 +16,15 @@
 // the runner refuses, so the agent never runs, and the test proves its
 // execution count stays 0.
 //
-// The test skips when chromium is missing, saying which package to
-// install, except under CI=true, where it fails.
+// report_test.go looks at the HTML report (report/html) the same way: a
+// conformant check, a failing one, a fleet, a walk, a distributor check and
+// a check of a runner whose answers carry markup and script, each page
+// opened from disk in the same browser and looked at as a person would
+// (the verdict, the FAILs and their reproduce lines, a fold, the section
+// map, the filter, a timeline, the page without JavaScript), the hostile
+// one shown to have run nothing, with its Content-Security-Policy and
+// without it.
+//
+// The tests skip when chromium is missing, saying which package to
+// install, except under CI=true, where they fail.
 package browser

@@ -69,18 +69,20 @@ window.probeAll = async (base, tag, probes) => {
 };
 </script>`
 
-// servePages serves pageHTML over TLS on loopback: "/" plainly, "/opaque"
-// under a CSP sandbox (scripts allowed, origin opaque).
-func servePages(t *testing.T) *httptest.Server {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// pageServer serves pageHTML over TLS on loopback: "/" plainly,
+// "/opaque" under a CSP sandbox (scripts allowed, origin opaque). It is
+// started with the browser, whose host rules send the page hosts to it,
+// whichever test starts the browser first, and closed by TestMain.
+var pageServer *httptest.Server
+
+func servePages() *httptest.Server {
+	return httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/opaque" {
 			w.Header().Set("Content-Security-Policy", "sandbox allow-scripts")
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, pageHTML)
 	}))
-	t.Cleanup(srv.Close)
-	return srv
 }
 
 // A probe is one fetch() a page makes. Every body is one any runner

@@ -58,7 +58,9 @@ func (e *Env) watchReversal(t *T) reversal {
 	watch := func(since time.Time, note string, done func(*wire.Exchange) bool) ([]*wire.Exchange, *wire.Exchange) {
 		var exs []*wire.Exchange
 		for {
-			ex := s.Do(t.Ctx, e.checkRequest(e.Agent, bearer(e.Token), note))
+			req := e.checkRequest(e.Agent, bearer(e.Token), note)
+			req.Unreplayable = unreplayable
+			ex := s.Do(t.Ctx, req)
 			exs = append(exs, ex)
 			if done(ex) {
 				return exs, ex

@@ -150,6 +150,8 @@ type Env struct {
 	// log is the walk's session: every step's exchanges are recorded in
 	// it, for the sweeps over every refusal (s2_sweeps.go).
 	log *engine.Session
+	// lines are what each step drew (timeline.go).
+	lines lines
 }
 
 // Walk runs the selected rules against runners Launch starts. An error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement/scripted"
+	"github.com/sigrix-io/postern-conformance/checks/timeline"
 	"github.com/sigrix-io/postern-conformance/wire"
 	"github.com/sigrix-io/postern-conformance/wire/clock"
 )
@@ -37,6 +38,8 @@ type step struct {
 	scripted int
 	// unconfigured launches the runner with no distributor (§5.1).
 	unconfigured bool
+	// line is what the step draws (timeline.go).
+	line *line
 }
 
 // begin scripts a's answer for a fresh token and launches a runner with
@@ -45,6 +48,8 @@ func begin(t *T, a scripted.Answer) *step {
 	s := &step{t: t, token: t.Env.Dist.NewToken(), state: t.Env.stateDir(ruleDir(t.Rule.ID))}
 	s.start = t.Env.Clock.Now()
 	t.Env.Dist.Answer(s.token, a)
+	s.line = t.Env.lines.begin(t.Rule.ID, s.token, s.start)
+	s.line.script(s.start, a)
 	s.launch()
 	return s
 }
@@ -64,6 +69,8 @@ func ruleDir(id string) string {
 func beginUnconfigured(t *T) *step {
 	s := &step{t: t, state: t.Env.stateDir(ruleDir(t.Rule.ID)), unconfigured: true}
 	s.start = t.Env.Clock.Now()
+	s.line = t.Env.lines.begin(t.Rule.ID, "", s.start)
+	s.line.band(s.start, "none configured", timeline.Neutral)
 	s.launch()
 	return s
 }
@@ -108,6 +115,7 @@ func (s *step) stop() {
 // the same state directory, as a machine rebooting would.
 func (s *step) restart() {
 	s.stop()
+	s.line.mark(s.t.Env.Clock.Now(), "the runner restarted")
 	s.launch()
 }
 
@@ -115,6 +123,7 @@ func (s *step) restart() {
 func (s *step) script(a scripted.Answer) {
 	s.t.Env.Dist.Answer(s.token, a)
 	s.scripted = s.t.Env.Dist.Count(s.token)
+	s.line.script(s.t.Env.Clock.Now(), a)
 }
 
 // wait lets d pass on the walk's clock (a fake one is moved forward).
@@ -194,7 +203,10 @@ func statusRequest(why string) wire.Request {
 // do sends r to the step's runner, cites the exchange, and records it in
 // the walk's log, which the sweeps over every refusal read.
 func (s *step) do(r wire.Request) *wire.Exchange {
+	at := s.t.Env.Clock.Now()
+	r.Unreplayable = unreplayable
 	ex := s.sess.Do(s.t.Ctx, r)
+	s.line.probe(at, ex)
 	s.t.Cite(ex)
 	s.t.Env.log.Record(ex)
 	return ex

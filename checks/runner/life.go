@@ -46,7 +46,7 @@ func ms(d time.Duration) string {
 // poll is cited where it decides).
 func pollStatus(t *T) poll {
 	ex := t.Session().Do(t.Ctx, wire.Request{Method: http.MethodGet, Path: wire.Prefix + protocol.Status,
-		Note: "status, read while a run lives"})
+		Note: "status, read while a run lives", Unreplayable: "status was read while a run lived, to see what it said then; sent alone, it finds no run"})
 	st, _ := ex.Object()["state"].(string)
 	return poll{ex, st}
 }

@@ -408,6 +408,7 @@ var section4_5 = []*Rule{
 			sleep(t.Ctx, pollEvery(t))
 			r2 := r
 			r2.Note = "the same request again, while the first is in flight"
+			r2.Unreplayable = "it was sent while the same request was still in flight; sent alone, it is a first request"
 			ctx, cancel := wire.HangUpAfter(t.Ctx, stopWindow(l))
 			repeat := t.Session().Do(ctx, r2)
 			cancel()

@@ -103,11 +103,11 @@ func TestActionShape(t *testing.T) {
 	for name := range a.Inputs {
 		assert.Check(t, used[name], "input %q reaches no step", name)
 	}
-	for _, name := range []string{"target", "launch", "origin", "execute", "header", "rules", "baseline", "args", "version", "mode", "token", "command"} {
+	for _, name := range []string{"target", "launch", "origin", "execute", "header", "rules", "baseline", "args", "version", "mode", "token", "command", "html"} {
 		_, ok := a.Inputs[name]
 		assert.Check(t, ok, "input %q missing", name)
 	}
-	for _, name := range []string{"verdict", "level", "failures", "report-json", "report-junit"} {
+	for _, name := range []string{"verdict", "level", "failures", "report-json", "report-junit", "report-html"} {
 		o, ok := a.Outputs[name]
 		assert.Check(t, ok, "output %q missing", name)
 		assert.Check(t, is.Equal(o.Value, "${{ steps.check.outputs."+name+" }}"))
@@ -356,7 +356,7 @@ func TestAction(t *testing.T) {
 		assert.Check(t, !strings.Contains(r.summary, "<details>"))
 		assert.Check(t, is.Len(commandsIn(r.stdout["check"]), 0), "a conformant runner gets no annotation:\n%s", r.stdout["check"])
 		assert.Check(t, is.Contains(r.stdout["check"], "Conformant at Level 3."), "the text report is in the log")
-		for _, out := range []string{r.stdout["check"], r.stderr["check"], r.summary, readFile(t, r.outputs["report-json"]), readFile(t, r.outputs["report-junit"])} {
+		for _, out := range []string{r.stdout["check"], r.stderr["check"], r.summary, readFile(t, r.outputs["report-json"]), readFile(t, r.outputs["report-junit"]), readFile(t, r.outputs["report-html"])} {
 			assert.Check(t, !strings.Contains(out, secret), "the header's value leaked")
 		}
 	})
@@ -408,6 +408,17 @@ func TestAction(t *testing.T) {
 		assert.Check(t, is.Contains(r.summary, "  < HTTP/1.1 405\n"), "the evidence is in the summary")
 		assert.Check(t, is.Contains(r.summary, "### Known failures, excused by the baseline\n\n- `2.2/same-agent-id`"))
 		assert.Check(t, !strings.Contains(r.summary, "§4.1"), "the rules input selected 2.1, 2.2 and 3")
+		page := readFile(t, r.outputs["report-html"])
+		assert.Check(t, is.Contains(page, `data-outcome="FAIL"`), "the page shows the FAIL")
+		assert.Check(t, is.Contains(page, `<pre class="curl">curl -sS -i --max-time 10 `), "with its curl line")
+	})
+
+	t.Run("no html", func(t *testing.T) {
+		r := runAction(t, bin, workflow{inputs: map[string]string{"launch": "postern-conformance serve --port 0", "rules": "2.1", "html": "false"}})
+		assert.Equal(t, r.failedAt, "", "stdout %s\nstderr %s", r.stdout["check"], r.stderr["check"])
+		assert.Check(t, is.Equal(r.outputs["report-html"], ""), "html false: no page")
+		_, err := os.Stat(filepath.Join(r.dir, "runner-temp", "postern-conformance", "report.html"))
+		assert.Check(t, os.IsNotExist(err), "no page written")
 	})
 
 	t.Run("distributor", func(t *testing.T) {
@@ -464,6 +475,7 @@ func TestAction(t *testing.T) {
 			{"mode": "client"},
 			{"mode": "client", "command": "true", "target": "http://127.0.0.1:1"},
 			{"target": "http://127.0.0.1:1", "command": "true"},
+			{"target": "http://127.0.0.1:1", "html": "yes"},
 		} {
 			r := runAction(t, bin, workflow{inputs: in})
 			assert.Check(t, is.Equal(r.exit["check"], 2), "%v: %s", in, r.stderr["check"])
@@ -477,7 +489,7 @@ func TestAction(t *testing.T) {
 // the outputs say.
 func checkReports(t *testing.T, r actionRun, verdict string) {
 	t.Helper()
-	for _, name := range []string{"report-json", "report-junit"} {
+	for _, name := range []string{"report-json", "report-junit", "report-html"} {
 		p := r.outputs[name]
 		assert.Check(t, strings.HasPrefix(p, filepath.Join(r.dir, "runner-temp")+string(filepath.Separator)), "%s is %q, under RUNNER_TEMP", name, p)
 		_, err := os.Stat(p)
@@ -499,6 +511,8 @@ func checkReports(t *testing.T, r actionRun, verdict string) {
 	assert.Check(t, is.Equal(fmt.Sprint(doc.DeclaredLevel), r.outputs["level"]))
 	assert.Check(t, is.Equal(fmt.Sprint(doc.Counts.Fail), r.outputs["failures"]))
 	assert.Check(t, is.Contains(readFile(t, r.outputs["report-junit"]), "<testsuites"))
+	assert.Check(t, strings.HasPrefix(readFile(t, r.outputs["report-html"]), "<!doctype html>"))
+	assert.Check(t, is.Contains(readFile(t, r.outputs["report-html"]), verdict))
 }
 
 func readFile(t *testing.T, name string) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/report"
+	htmlreport "github.com/sigrix-io/postern-conformance/report/html"
 	"github.com/sigrix-io/postern-conformance/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -207,15 +208,16 @@ func writeReports(cmd *cli.Command, rep *report.Report) error {
 		json:   func(w io.Writer) error { return report.WriteJSON(w, rep) },
 		text:   func(w io.Writer, s report.Style) error { return report.WriteText(w, rep, s) },
 		junit:  func(w io.Writer) error { return report.WriteJUnit(w, rep) },
+		html:   func(w io.Writer) error { return htmlreport.Write(w, rep) },
 		github: func() error { return writeGitHub(cmd, rep) },
 	})
 }
 
 // renderings are one run's report in each format, for writeAll.
 type renderings struct {
-	json, junit func(io.Writer) error
-	text        func(io.Writer, report.Style) error
-	github      func() error
+	json, junit, html func(io.Writer) error
+	text              func(io.Writer, report.Style) error
+	github            func() error
 }
 
 // writeAll writes the reports as the flags ask: text or JSON on stdout,
@@ -244,6 +246,11 @@ func writeAll(cmd *cli.Command, r renderings) error {
 	if f := cmd.String("junit"); f != "" {
 		if err := writeFile(f, r.junit); err != nil {
 			return err
+		}
+	}
+	if f := cmd.String("html"); f != "" {
+		if err := writeFile(f, r.html); err != nil {
+			return fmt.Errorf("--html: %w", err)
 		}
 	}
 	return r.github()

@@ -37,6 +37,7 @@ func reportFlags() []cli.Flag {
 		&cli.BoolFlag{Category: out, Local: true, Name: "json", Usage: "write the JSON report to stdout instead of the text report"},
 		&cli.StringFlag{Category: out, Local: true, Name: "json-file", Usage: "also write the JSON report to `FILE`"},
 		&cli.StringFlag{Category: out, Local: true, Name: "junit", Usage: "also write a JUnit XML report to `FILE`"},
+		&cli.StringFlag{Category: out, Local: true, Name: "html", TakesFile: true, Usage: "also write the report as one HTML page to `FILE`: the verdict, a map of the sections, every finding with its evidence and a curl line that reproduces it, timelines of the timed rules; it opens offline, from disk"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "verbose", Aliases: []string{"v"}, Usage: "show every request header and body in the evidence; in the JSON report, keep the exchanges of every rule, PASS included"},
 		&cli.BoolFlag{Category: out, Local: true, Name: "no-color", Usage: "never colour the text report (NO_COLOR is honoured too)"},
 		&cli.StringSliceFlag{Category: sel, Local: true, Name: "rule", Usage: "check only the rules (or steps) matching `PATTERN` (an ID, a section like 4.4, or an ID prefix ending in *); repeatable"},
@@ -168,9 +169,11 @@ func runDistributor(ctx context.Context, cmd *cli.Command, o distributor.Options
 	if env != nil {
 		o = env.Options
 	}
-	return finish(cmd, distributorReport(results, o, bl, report.Run{
+	rep := distributorReport(results, o, bl, report.Run{
 		ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
-	}))
+	})
+	rep.Timelines = env.Timelines()
+	return finish(cmd, rep)
 }
 
 // finish writes a mode's reports and baseline, and exits as report.Exit

@@ -149,7 +149,7 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 	line, progress := progressLine(cmd, "steps decided")
 	o.Progress = progress
 	started := time.Now()
-	_, results, err := entitlement.Walk(ctx, o)
+	env, results, err := entitlement.Walk(ctx, o)
 	line.Stop()
 	if err != nil {
 		return exitError{exitCannotRun, err.Error()}
@@ -160,5 +160,6 @@ func runWalk(ctx context.Context, cmd *cli.Command, l entitlement.Launcher) erro
 		recs, entitlement.Decide(recs, bl.Set()), bl, report.Run{
 			ToolVersion: version, Started: started, Elapsed: time.Since(started), AllEvidence: cmd.Bool("verbose"),
 		})
+	rep.Timelines = env.Timelines()
 	return finish(cmd, rep)
 }

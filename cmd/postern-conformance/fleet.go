@@ -10,6 +10,7 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/fleet"
 	"github.com/sigrix-io/postern-conformance/report"
+	htmlreport "github.com/sigrix-io/postern-conformance/report/html"
 	"github.com/sigrix-io/postern-conformance/report/markdown"
 	"github.com/urfave/cli/v3"
 )
@@ -120,6 +121,7 @@ func writeFleetReports(cmd *cli.Command, f *report.Fleet) error {
 		json:   func(w io.Writer) error { return report.WriteFleetJSON(w, f) },
 		text:   func(w io.Writer, s report.Style) error { return report.WriteFleetText(w, f, s) },
 		junit:  func(w io.Writer) error { return report.WriteFleetJUnit(w, f) },
+		html:   func(w io.Writer) error { return htmlreport.WriteFleet(w, f) },
 		github: func() error { return writeFleetGitHub(cmd, f) },
 	})
 }

@@ -26,7 +26,7 @@ func githubFlags() []cli.Flag {
 			Usage: "print a GitHub Actions annotation (::error, ::warning, ::notice) for each finding and append the Markdown summary to $" + envStepSummary + " (in a workflow); --github=false turns it off"},
 		&cli.StringFlag{Category: out, Local: true, Name: "markdown", TakesFile: true, Usage: "also write a Markdown summary (verdict, counts, sections, each FAIL with its evidence) to `FILE`"},
 		&cli.StringFlag{Category: out, Local: true, Name: "github-output", TakesFile: true,
-			Usage: "append the step outputs verdict, verdict-text, level, failures, warnings, known, errors, report-json, report-junit to `FILE` as name=value lines (give $GITHUB_OUTPUT)"},
+			Usage: "append the step outputs verdict, verdict-text, level, failures, warnings, known, errors, report-json, report-junit, report-html to `FILE` as name=value lines (give $GITHUB_OUTPUT)"},
 	}
 }
 
@@ -65,7 +65,7 @@ func writeGitHub(cmd *cli.Command, rep *report.Report) error {
 		return err
 	}
 	if name := cmd.String("github-output"); name != "" {
-		files := github.Files{JSON: absPath(cmd.String("json-file")), JUnit: absPath(cmd.String("junit"))}
+		files := github.Files{JSON: absPath(cmd.String("json-file")), JUnit: absPath(cmd.String("junit")), HTML: absPath(cmd.String("html"))}
 		if err := appendFile(name, func(w io.Writer) error { return github.WriteOutputs(w, rep, files) }); err != nil {
 			return fmt.Errorf("--github-output: %w", err)
 		}

@@ -179,6 +179,7 @@ func Verdict(r *report.Report) string {
 type Files struct {
 	JSON  string // the JSON report's path, or ""
 	JUnit string // the JUnit report's path, or ""
+	HTML  string // the HTML page's path, or ""
 }
 
 // Output is one step output: a name and its value.
@@ -189,8 +190,8 @@ type Output struct{ Name, Value string }
 // level, 0 for none and for a walk), failures (FAILs the baseline does not
 // excuse), warnings, known (FAILs it does excuse), errors (rules the
 // checker could not evaluate), undecided (SKIPs it could not decide),
-// report-json and report-junit (the paths in
-// f, empty when not written).
+// report-json, report-junit and report-html (the paths in f, empty when
+// not written).
 func Outputs(r *report.Report, f Files) []Output {
 	c := r.Counts()
 	return []Output{
@@ -204,6 +205,7 @@ func Outputs(r *report.Report, f Files) []Output {
 		{"undecided", strconv.Itoa(c.Undecided)},
 		{"report-json", f.JSON},
 		{"report-junit", f.JUnit},
+		{"report-html", f.HTML},
 	}
 }
 

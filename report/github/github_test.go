@@ -142,12 +142,12 @@ func TestManyFindings(t *testing.T) {
 
 func TestOutputs(t *testing.T) {
 	var b bytes.Buffer
-	assert.NilError(t, github.WriteOutputs(&b, sample(), github.Files{JSON: "/tmp/r.json", JUnit: "/tmp/j.xml"}))
+	assert.NilError(t, github.WriteOutputs(&b, sample(), github.Files{JSON: "/tmp/r.json", JUnit: "/tmp/j.xml", HTML: "/tmp/p.html"}))
 	assert.Equal(t, b.String(), strings.Join([]string{
 		"verdict=nonconformant",
 		"verdict-text=Nonconformant at declared Level 3: 1 MUST rule broken. (1 known failure excused by the baseline.)",
 		"level=3", "failures=1", "warnings=1", "known=1", "errors=1", "undecided=0",
-		"report-json=/tmp/r.json", "report-junit=/tmp/j.xml",
+		"report-json=/tmp/r.json", "report-junit=/tmp/j.xml", "report-html=/tmp/p.html",
 	}, "\n")+"\n")
 
 	// A value with a line break goes in the delimited form, whose

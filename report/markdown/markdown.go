@@ -213,7 +213,7 @@ func (d *doc) failures(r *report.Report) {
 		d.line()
 		d.line(ruleHeading(rule), " — ", Escape(string(rule.Keyword)), ", Level ", fmt.Sprint(rule.Level))
 		d.line()
-		d.findings(res, d.b.Len() < Budget)
+		d.findings(r, res, d.b.Len() < Budget)
 		d.line("</details>")
 		d.line()
 	}
@@ -221,7 +221,7 @@ func (d *doc) failures(r *report.Report) {
 
 // findings writes the findings of res, each with the exchange that shows
 // it when evidence is wanted; an exchange cited twice is drawn once.
-func (d *doc) findings(res engine.Record, evidence bool) {
+func (d *doc) findings(r *report.Report, res engine.Record, evidence bool) {
 	shown := map[*wire.Exchange]bool{}
 	for i, f := range res.Findings {
 		if i == maxFindings {
@@ -250,7 +250,8 @@ func (d *doc) findings(res engine.Record, evidence bool) {
 			d.line()
 		default:
 			shown[f.Ex] = true
-			d.fence("  ", exchangeLines(f.Ex))
+			d.fence("  ", "text", exchangeLines(f.Ex))
+			d.reproduce("  ", r.Reproduce(f))
 		}
 	}
 	if len(res.Findings) == 0 && res.Reason != "" {
@@ -313,16 +314,34 @@ func bodyLines(prefix string, b []byte) []string {
 	return out
 }
 
-// fence writes lines, already cleaned, as a code block indented by indent
-// (under a list item), fenced with more backticks than any line holds in a
-// row.
-func (d *doc) fence(indent string, lines []string) {
+// reproduce writes the curl line that sends the evidence's request
+// again, fenced, with what to know about it; or why there is none.
+func (d *doc) reproduce(indent string, rep wire.Reproduction) {
+	switch {
+	case rep.Curl != "":
+		d.line(indent, "Reproduce it:")
+		d.line()
+		d.fence(indent, "sh", []string{report.Clean(rep.Curl)})
+		if rep.Note != "" {
+			d.line(indent, Escape(report.Clip(rep.Note, maxMessage)))
+			d.line()
+		}
+	case rep.Note != "":
+		d.line(indent, Escape(report.Clip("No curl line reproduces it: "+rep.Note, maxMessage)))
+		d.line()
+	}
+}
+
+// fence writes lines, already cleaned, as a code block of lang indented
+// by indent (under a list item), fenced with more backticks than any line
+// holds in a row.
+func (d *doc) fence(indent, lang string, lines []string) {
 	longest := 0
 	for _, l := range lines {
 		longest = max(longest, backticks(l))
 	}
 	f := strings.Repeat("`", max(3, longest+1))
-	d.line(indent, f, "text")
+	d.line(indent, f, lang)
 	for _, l := range lines {
 		d.line(indent, l)
 	}

@@ -100,6 +100,8 @@ func TestSummary(t *testing.T) {
 		"    # a run labelled text/plain\n",
 		"    Authorization: [redacted]\n",
 		"  (the exchange above)",
+		"  Reproduce it:\n\n  ```sh\n  curl -sS -i -H 'Authorization: [redacted]' -H 'Content-Type: text/plain' --data-binary '{\"inputs\":{}}' http://127.0.0.1:8787/postern/v0/run\n  ```\n",
+		"  the value of Authorization is redacted, as in every report: put yours in its place; the runner accepted",
 		"### Rules the checker could not evaluate\n\n- `4.2/order` (§4.2) bad\\_request first: boom\n",
 		"### Warnings\n\n- `2.3/vary-origin` (§2.3) preflights vary on Origin: no \\*Vary\\* \\[x\\](http://e)\n",
 		"### Known failures, excused by the baseline\n\n- `4.4/level1-ready` (§4.4) a Level 1 runner is ready: reported degraded\n",

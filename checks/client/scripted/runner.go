@@ -175,7 +175,8 @@ func (r *Runner) serve(w http.ResponseWriter, req *http.Request) {
 	start := time.Now()
 	body, _ := io.ReadAll(io.LimitReader(req.Body, MaxRequestBody))
 	ex := &wire.Exchange{Method: req.Method, URL: r.URL + clip(req.RequestURI, 2048), ReqHeader: req.Header.Clone(),
-		ReqBody: keep(body), Note: "sent by the client under test", Proto: "HTTP/1.1", Sent: start, Cap: KeptBody}
+		ReqBody: keep(body), Note: "sent by the client under test", Proto: "HTTP/1.1", Sent: start, Cap: KeptBody,
+		Unreplayable: unreplayable}
 	rec := &recorder{w: w, header: http.Header{}}
 	q := Request{Ex: ex}
 	q.Verb, q.Refused = r.answer(rec, req, body)
@@ -190,6 +191,12 @@ func (r *Runner) serve(w http.ResponseWriter, req *http.Request) {
 		panic(http.ErrAbortHandler) // the connection ends here, mid-body
 	}
 }
+
+// unreplayable is why no curl line reproduces what a client sent
+// (wire.Exchange.Reproduce): the request was the client's, to this
+// runner, which is gone once the check ends; running the scenario again
+// shows it again.
+const unreplayable = "the client under test sent this request to the checker's scripted runner, which is gone once the check ends; running the scenario again (postern-conformance client --scenario) shows it again"
 
 // errDropped marks, in the log, an answer the runner dropped mid-body.
 var errDropped = errors.New("the runner dropped the connection before the body ended, as its script says")
