@@ -12,9 +12,12 @@ all: lint test
 build:
 	$(GO) build -o $(BIN) ./cmd/postern-conformance
 
-## test: the whole suite under the race detector (what CI runs)
+## test: the whole suite under the race detector (what CI runs). Each slow
+## case has a deadline of its own (fixtures/pace), so -timeout, which ends
+## a package's whole test binary with a goroutine dump, is only the last
+## resort: set past what a loaded 2-core machine needs.
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## lint: formatting, go vet and staticcheck
 lint: fmt

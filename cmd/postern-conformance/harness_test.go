@@ -27,7 +27,7 @@ import (
 type reported struct {
 	code     int
 	outcomes map[string]string // rule → outcome; a SKIP says its kind: "SKIP undecided"
-	reasons  map[string]string // rule → the reason of a SKIP or ERROR
+	reasons  map[string]string // rule → the reason of a SKIP or ERROR, or its first finding
 	verdict  string
 	stderr   string // the run's own stderr, and the error it ended with
 	json     bool   // whether a JSON report came
@@ -58,6 +58,7 @@ func runReport(ctx context.Context, args ...string) reported {
 		Results []struct {
 			ID, Outcome, Reason string
 			Skip                *string
+			Findings            []struct{ Message string }
 		}
 		Verdict struct{ Text string }
 	}
@@ -72,6 +73,8 @@ func runReport(ctx context.Context, args ...string) reported {
 		}
 		if r.Reason != "" {
 			got.reasons[r.ID] = r.Reason
+		} else if len(r.Findings) > 0 {
+			got.reasons[r.ID] = r.Findings[0].Message
 		}
 		switch {
 		case r.Outcome != "SKIP":
@@ -84,6 +87,14 @@ func runReport(ctx context.Context, args ...string) reported {
 		}
 	}
 	return got
+}
+
+// why is what the report said of rule id, to follow an outcome.
+func (r reported) why(id string) string {
+	if s := r.reasons[id]; s != "" {
+		return " (" + s + ")"
+	}
+	return ""
 }
 
 // unjudged is why a run cannot be judged, or "": a step that failed (err),
