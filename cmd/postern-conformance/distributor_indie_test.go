@@ -247,8 +247,8 @@ func checkIndie(pc *pace.Case, script, dir string, c indieCase, hooks [2]string,
 // configuration that must check clean and to the mistakes of the life of a
 // purchase; elsewhere they would only add their wait. The configurations
 // run side by side (each mostly waits on its distributor's declared
-// window), as many at once as the machine carries (pace.Cases), each within a deadline of
-// its own (indieBudget) that starts when it does.
+// window), as many at once as the machine carries (pace.Cases), each
+// within a deadline of its own (indieBudget) that starts when it does.
 func TestLaunchAnIndependentDistributor(t *testing.T) {
 	script := indieScript(t)
 	cases := indieCases()

@@ -25,9 +25,9 @@ func indieLaunch(python, env string) string {
 // in its cautious posture (it refuses within grace, which §5.7.1 allows,
 // and requires an inbound credential of its own, §7), and each planted
 // mistake caught by the rules it breaks and no other. The walks run side
-// by side, as many as the machine carries (pace.Cases), each within a deadline of its own
-// derived from its window and grace; a mistake's walk takes only the
-// steps its rules need.
+// by side, as many as the machine carries (pace.Cases), each within a
+// deadline of its own derived from its window and grace; a mistake's walk
+// takes only the steps its rules need.
 func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
 	python := needPython(t)
 	t.Parallel()
