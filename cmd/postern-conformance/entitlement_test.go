@@ -45,14 +45,14 @@ func TestEntitlementWalkOfALaunchedCautiousRunner(t *testing.T) {
 // own deadline (walkBudget) and each launch pace.Launch.
 func launchedWalkFlags() []string {
 	walk, _ := walkBudget(nil)
-	return []string{"--launch-timeout", seconds(pace.Launch), "--deadline", seconds(walk)}
+	return []string{"--launch-timeout", seconds(pace.Launch), "--deadline", seconds(walk), "--timeout", walkTimeout()}
 }
 
 func TestDemoEntitlement(t *testing.T) {
 	t.Parallel()
 	defer pace.Acquire(0)()
 	walk, _ := walkBudget(nil)
-	code, out := run(t, "demo", "entitlement", "--json", "--deadline", seconds(walk))
+	code, out := run(t, "demo", "entitlement", "--json", "--deadline", seconds(walk), "--timeout", walkTimeout())
 	assert.Equal(t, code, 0, out)
 	var rep struct {
 		Counts struct{ Fail, Pass int }

@@ -142,6 +142,13 @@ func walkBudget(args []string) (walk, whole time.Duration) {
 	return walk, walk + pace.Budget{Launches: 1}.Deadline()
 }
 
+// walkTimeout is a walk's per-request deadline for the tests: the
+// default, times what -race costs. A runner under a loaded machine may
+// take seconds past its own deadline for the distributor (the reference
+// runner's is 2 s) to answer; the default's 5 s was missed (4.6's sweep
+// saw a stream with no answer).
+func walkTimeout() string { return seconds(entitlement.DefaultTimeout * pace.Slowdown()) }
+
 // begin starts a case of t's with b's deadline, released when t ends.
 func begin(t *testing.T, b pace.Budget) *pace.Case {
 	pc, cancel := pace.Begin(context.Background(), b.Deadline())
