@@ -2,6 +2,7 @@
 
 GO        ?= go
 PKGS      := ./...
+TESTFLAGS ?=
 STATICCHECK_VERSION := v0.8.2
 BIN       := bin/postern-conformance
 
@@ -12,9 +13,13 @@ all: lint test
 build:
 	$(GO) build -o $(BIN) ./cmd/postern-conformance
 
-## test: the whole suite under the race detector (what CI runs)
+## test: the whole suite under the race detector (what CI runs). Each slow
+## case has a deadline of its own (fixtures/pace), so -timeout, which ends
+## a package's whole test binary with a goroutine dump, is only the last
+## resort: set past what a loaded 2-core machine needs. TESTFLAGS adds
+## go test's own (make test TESTFLAGS=-json lists every test's time).
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) $(PKGS)
 
 ## lint: formatting, go vet and staticcheck
 lint: fmt

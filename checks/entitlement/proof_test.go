@@ -24,6 +24,7 @@ import (
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/wire/clock"
 	"gotest.tools/v3/assert"
 )
@@ -78,7 +79,13 @@ func TestWalksStartNoAgent(t *testing.T) {
 // baseline can be computed on behalf of every test that reads it.
 func walkAs(v variant, faults ...string) (map[string]entitlement.Result, error) {
 	c := clock.NewFake(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	o := entitlement.Options{Launcher: inProcess(c, v, faults...), Clock: c, Timeout: 2 * time.Second, CheckGrace: 50 * time.Millisecond}
+	// The fake clock moves the windows; the runner's requests and its
+	// first check still take real time, which a loaded machine under -race
+	// stretches: 2 s and 50 ms of it, scaled by pace (at 50 ms itself, a
+	// baseline walk once left 5.7.4/404-revokes-at-once undecided, and
+	// every fault's walk of that posture "changed" it).
+	o := entitlement.Options{Launcher: inProcess(c, v, faults...), Clock: c,
+		Timeout: 2 * time.Second * pace.Slowdown(), CheckGrace: pace.Budget{Work: 50 * time.Millisecond}.Deadline()}
 	if p, err := fixtures.LookupPosture(v.posture); err == nil && p.Auth {
 		o.Headers = http.Header{"Authorization": {"Bearer " + fixtures.AuthToken}}
 	}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/report"
 )
 
@@ -37,9 +38,11 @@ import (
 const hostileTimeout = time.Second
 
 // hostileBound is how long a check of a hostile runner may take before the
-// test calls it a hang: three times the goal of 2 × --timeout + 5 s, so a
-// slow machine or the race detector never makes it flake.
-var hostileBound = 3 * runner.DefaultDeadline(hostileTimeout, false)
+// test calls it a hang: the goal of 2 × --timeout + 5 s, plus that much
+// again as work scaled for -race and a busy machine (fixtures/pace): three
+// times the goal was not enough for large-bodies under -race at a load
+// average of 35, which ended in 25 s.
+var hostileBound = runner.DefaultDeadline(hostileTimeout, false) + pace.Budget{Work: runner.DefaultDeadline(hostileTimeout, false)}.Deadline()
 
 // heapGoal is issue 6's ceiling on the checker's peak heap.
 const heapGoal = 48 << 20

@@ -15,8 +15,9 @@ import (
 // rule unchanged against its posture's conformant check with every rule.
 //
 // A slow agent's check takes its runs' time, and mostly sleeps: these
-// checks run side by side in the background (conformant's warm), not in
-// t.Parallel's slots, two at a time on a 2-core machine.
+// checks run side by side in the background (conformant's warm), as many
+// as the machine carries (pace.Acquire), not in t.Parallel's slots, two
+// at a time on a 2-core machine.
 
 // lifeAgentTime shortens the slow postures' 1.5 s runs for the test:
 // still over the 500 ms a stream must last for its timing to be judged.

@@ -32,6 +32,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"gotest.tools/v3/assert"
 )
 
@@ -53,7 +54,16 @@ func checkConfig(cfg fixtures.Config, execute bool, rules ...string) (outcome, e
 	// The default patience: only a would-be FAIL pays it, and the proof runs
 	// some eighty checks at once under -race, where 400 ms proved too short
 	// for the fixture to answer a withheld head now and then.
-	o := runner.Options{Target: srv.URL, Timeout: 5 * time.Second, Patience: runner.DefaultPatience, Execute: execute, Rules: rules}
+	// Each request's deadline is 5 s times what -race costs: a fixture in
+	// this process answers at once, unless the machine is too busy to run
+	// it, which is no breach.
+	o := runner.Options{Target: srv.URL, Timeout: 5 * time.Second * pace.Slowdown(), Patience: runner.DefaultPatience, Execute: execute, Rules: rules}
+	if !execute {
+		// Its own deadline, for a loaded machine under -race, rather than
+		// the default's 2 × Timeout + 5 s; with --execute the default's
+		// ten minutes already is one.
+		o.Deadline = pace.Budget{Work: 5 * time.Second}.Deadline()
+	}
 	if len(p.Origins) > 0 {
 		o.Origin = fixtures.AllowedOrigin
 	}
@@ -175,10 +185,6 @@ type shared struct {
 var (
 	sharedMu sync.Mutex
 	checked  = map[runKey]*shared{}
-	// fastSlots bounds the conformant checks of fast agents run at once
-	// (they are bound by the processor); a slow agent's check mostly
-	// sleeps, so those run side by side unbounded.
-	fastSlots = make(chan struct{}, 2)
 )
 
 func entry(k runKey) *shared {
@@ -199,9 +205,13 @@ func warm(keys ...runKey) {
 		e := entry(k)
 		go e.once.Do(func() {
 			defer close(e.done)
-			if !slow(k.posture) {
-				fastSlots <- struct{}{}
-				defer func() { <-fastSlots }()
+			// A fast agent's check is bound by the processor: one per
+			// core. A slow agent's mostly sleeps: as many as the machine
+			// carries beside the other tests' cases.
+			if slow(k.posture) {
+				defer pace.Acquire(0)()
+			} else {
+				defer pace.AcquireCPU()()
 			}
 			start := time.Now()
 			e.out, e.err = checkConfig(configFor(k), k.execute)

@@ -48,8 +48,12 @@ var section4_5 = []*Rule{
 				// request (a distributor's answer, say) when the first polls
 				// come, so the window opens a tenth of the way in, and only
 				// polls that all say otherwise show the state untracked.
-				// Each end is kept half a poll interval clear of.
-				margin := pollEvery(t) / 2
+				// Each end is kept clear by half a poll interval or, where
+				// the runner's answers have earned a longer wait (a loaded
+				// machine, whose answers and events reach us late), by that
+				// wait, up to a quarter of the span: a poll sent just inside
+				// an end as we saw it may reach the runner outside it.
+				margin := max(pollEvery(t)/2, min(t.Session().Wait(), sp.length()/4))
 				from := sp.began.Add(margin)
 				if verb == protocol.Run {
 					from = sp.began.Add(max(margin, sp.length()/10))

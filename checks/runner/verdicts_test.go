@@ -14,6 +14,7 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/report"
 	"gotest.tools/v3/assert"
 )
@@ -111,8 +112,11 @@ func TestNotDetermined(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(release) })
-	// A patience past the deadline: no wait for a head ends before the run does.
-	o := runner.Options{Target: srv.URL, Timeout: 5 * time.Second, Patience: 3 * time.Second, Deadline: 500 * time.Millisecond}
+	// A deadline long enough for the answers that come to be judged on a
+	// loaded machine (-race too), and a patience and timeout past it: no
+	// wait for a head ends before the run does.
+	deadline := pace.Budget{Work: 500 * time.Millisecond}.Deadline()
+	o := runner.Options{Target: srv.URL, Timeout: 2 * deadline, Patience: 2 * deadline, Deadline: deadline}
 	env, results, err := runner.Check(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

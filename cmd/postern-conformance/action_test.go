@@ -333,6 +333,8 @@ func commandsIn(out string) []string {
 }
 
 func TestAction(t *testing.T) {
+	// Beside the other slow tests: it mostly waits on go build and bash.
+	t.Parallel()
 	const secret = "s3cr3t-header-value"
 	bin := buildCommand(t)
 	t.Run("conformant", func(t *testing.T) {

@@ -5,15 +5,17 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 )
 
 // indieCase is one configuration of testdata/pydistributor.py, a distributor
@@ -68,21 +70,29 @@ func indieCases() []indieCase {
 		{name: "session-cookie", serve: fault("session-cookie"), want: 1, caught: fail("5.3/no-widening")},
 		{name: "ratelimit-buyers", serve: fault("ratelimit-buyers"), want: 1, caught: fail("5.5/token-indistinguishable", "5.5/withdrawn-indistinguishable")},
 		{name: "query-token", serve: fault("query-token"), want: 1, caught: fail("5.3/no-widening")},
-		// Which answer the token's one cache entry holds hangs on timing:
-		// where the window lapses before the checks of the agents given (a
-		// loaded machine, -race), --revoked-agent's revoked answer, with
-		// no date, is the one --withdrawn-agent is given.
-		{name: "cache-key-token", timed: true, serve: fault("cache-key-token"), want: 1,
+		// The token's one cache entry lives thirty seconds, so the answer it
+		// holds is the first one read (the buyer's --agent, active) for the
+		// whole of the untimed rules however loaded the machine; with a
+		// window of 1 s it lapsed between them under load and the other
+		// agents' own answers came through. Which answer it holds once the
+		// hooks have run hangs on timing: --revoked-agent's revoked
+		// answer, with no date, may be the one --withdrawn-agent is given.
+		{name: "cache-key-token", timed: true, serve: []string{"--window", "30", "--fault", "cache-key-token"}, want: 1,
 			caught: fail("5.3/agent-id-echo", "5.5/check-not-entitled-404", "5.5/bundle-not-entitled-404"),
 			may:    map[string]bool{"5.3/access-ended-revoked": true}},
-		// A cache of eight seconds, to outlast the run and the --revoke hook
-		// on a loaded machine (under -race too): the answer must still be
-		// cached when it returns, and for long enough after it that the
-		// Date headers place the distributor's clock.
-		{name: "stamp-at-reply", timed: true, serve: []string{"--window", "8", "--fault", "stamp-at-reply"}, want: 1, caught: fail("5.3/checked-at-read-time")},
-		// Five times the declared window: the revocation and the restore
-		// usually show too late as well.
-		{name: "understate-stale", timed: true, serve: fault("understate-stale"), want: 1, caught: fail("5.4/window-honest"),
+		// A cache of thirty seconds (the declared window), so that the
+		// answer cached before --revoke is still cached when the hook
+		// returns, with tens of seconds to spare, however long the run's
+		// other rules and the hook take on a loaded machine (-race too):
+		// the stamps of the replies after it then fall seconds after it.
+		{name: "stamp-at-reply", timed: true, serve: []string{"--window", "30", "--fault", "stamp-at-reply"}, want: 1, caught: fail("5.3/checked-at-read-time")},
+		// Declaring 0 (every answer fresh) over a cache of five seconds: any
+		// answer the cache serves is past the window by what its Date
+		// headers place to the millisecond, with seconds to spare, on a
+		// quiet machine as on a loaded one (a window of 1 s is missed
+		// where the run's reads all come within a second of the first).
+		// The revocation and the restore usually show too late as well.
+		{name: "understate-stale", timed: true, serve: []string{"--window", "0", "--fault", "understate-stale"}, want: 1, caught: fail("5.4/window-honest"),
 			may: map[string]bool{"5.4/revocation-observed": true, "5.4/restore-observed": true}},
 		{name: "refund-kept", timed: true, serve: fault("refund-kept"), want: 1, caught: fail("5.4/revocation-observed")},
 		{name: "restore-lost", timed: true, serve: fault("restore-lost"), want: 1, caught: fail("5.4/restore-observed")},
@@ -144,28 +154,29 @@ func indieCases() []indieCase {
 	return cases
 }
 
-// indieScript finds python3 and the distributor's script, and lets the
-// test run beside the others. Under CI a missing python3 fails the test, so
-// a CI run without it cannot look green.
+// indieScript is the command that runs the distributor's script (its
+// interpreter's path and the script's, shell-quoted: needPython), and lets
+// the test run beside the others. Under CI a missing python3 fails the
+// test, so a CI run without it cannot look green.
 func indieScript(t *testing.T) string {
 	t.Helper()
-	needTool(t, "python3", "python3")
+	py := needPython(t)
 	t.Parallel()
 	script, err := filepath.Abs("testdata/pydistributor.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return script
+	return py + " " + shellQuote(script)
 }
 
 // provisionIndie creates the distributor's ledger in dir and returns the
 // inputs it printed (TOKEN, AGENT, …).
 func provisionIndie(ctx context.Context, script, dir string, faults []string) (map[string]string, error) {
-	args := []string{script, "provision", "--state", dir}
+	line := "exec " + script + " provision --state " + shellQuote(dir)
 	for _, f := range faults {
-		args = append(args, "--fault", f)
+		line += " --fault " + shellQuote(f)
 	}
-	out, err := exec.CommandContext(ctx, "python3", args...).Output()
+	out, err := exec.CommandContext(ctx, "sh", "-c", line).Output()
 	if err != nil {
 		return nil, fmt.Errorf("provision: %v", err)
 	}
@@ -179,14 +190,50 @@ func provisionIndie(ctx context.Context, script, dir string, faults []string) (m
 	return in, nil
 }
 
-// checkIndie provisions and launches one configuration, runs the check in
-// process and returns its exit status and outcomes by rule.
-func checkIndie(ctx context.Context, script, dir string, c indieCase, hooks [2]string) (int, map[string]string, string, error) {
-	in, err := provisionIndie(ctx, script, dir, c.provision)
-	if err != nil {
-		return 0, nil, "", err
+// indieBudget is what a configuration waits for, as the check's own
+// deadline and the case's: its provisioning and launch, its declared
+// window (or its cache's life, where longer) watched out twice with the
+// hooks, the hooks themselves, the burst of --rate-limit, and the check's
+// own work.
+func indieBudget(c indieCase) (check, whole time.Duration) {
+	flag := func(name string, def float64) time.Duration {
+		if i := slices.Index(c.serve, name); i >= 0 && i+1 < len(c.serve) {
+			if v, err := strconv.ParseFloat(c.serve[i+1], 64); err == nil {
+				def = v
+			}
+		}
+		return time.Duration(def * float64(time.Second))
 	}
-	py := "exec python3 " + shellQuote(script)
+	window := flag("--window", 60)
+	life := flag("--cache-ttl", window.Seconds())
+	if slices.Contains(c.serve, "understate-stale") {
+		life = 5 * max(window, time.Second)
+	}
+	b := pace.Budget{Work: 5 * time.Second}
+	if hooked(c) {
+		b.Waits, b.Hooks = 2*(max(window, life)+time.Second), 2
+	}
+	if slices.Contains(c.check, "--rate-limit") {
+		b.Work += 5 * time.Second
+	}
+	check = b.Deadline()
+	return check, check + pace.Budget{Launches: 1, Hooks: 1}.Deadline() + 10*time.Second
+}
+
+// hooked: the hooks (and so the timed rules) are given to the
+// configurations that must check clean and to the timed mistakes.
+func hooked(c indieCase) bool { return c.timed || len(c.caught) == 0 }
+
+// checkIndie provisions and launches one configuration and runs the check
+// in process, within pc's deadline and checkDeadline (--deadline); an
+// error is a step that failed.
+func checkIndie(pc *pace.Case, script, dir string, c indieCase, hooks [2]string, checkDeadline time.Duration) (reported, error) {
+	pc.Step("provision")
+	in, err := provisionIndie(pc.Ctx, script, dir, c.provision)
+	if err != nil {
+		return reported{}, err
+	}
+	py := "exec " + script
 	state := " --state " + shellQuote(dir)
 	hook := func(action, agent string) string {
 		if agent == "" {
@@ -194,43 +241,19 @@ func checkIndie(ctx context.Context, script, dir string, c indieCase, hooks [2]s
 		}
 		return py + " admin" + state + " " + action + " " + agent
 	}
-	args := []string{"postern-conformance", "distributor",
+	args := []string{"distributor",
 		"--launch", py + " serve" + state + " " + strings.Join(c.serve, " "),
+		"--launch-timeout", seconds(pace.Launch), "--deadline", seconds(checkDeadline),
 		"--token", in[cmp.Or(c.token, "TOKEN")], "--agent", in["AGENT"],
 		"--stranger-token", in["STRANGER_TOKEN"], "--rotated-token", in["ROTATED_TOKEN"],
 		"--revoked-agent", in["REVOKED_AGENT"], "--withdrawn-agent", in["WITHDRAWN_AGENT"], "--unowned-agent", in["UNOWNED_AGENT"],
-		"--json", "--no-color"}
-	if c.timed || len(c.caught) == 0 {
+		"--no-color"}
+	if hooked(c) {
 		args = append(args, "--revoke", hook("revoke", hooks[0]), "--restore", hook("restore", hooks[1]))
 	}
 	args = append(args, c.check...)
-	var out, errOut bytes.Buffer
-	a := app()
-	a.Writer, a.ErrWriter = &out, &errOut
-	err = a.Run(ctx, args)
-	code := exitCode(err)
-	if err != nil {
-		errOut.WriteString(err.Error())
-	}
-	var rep struct {
-		Results []struct {
-			ID, Outcome string
-			Skip        *string
-		}
-	}
-	outcomes := map[string]string{}
-	if code != 2 {
-		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-			return code, nil, errOut.String(), fmt.Errorf("no JSON report (%v): %s", err, errOut.String())
-		}
-		for _, r := range rep.Results {
-			outcomes[r.ID] = r.Outcome
-			if r.Skip != nil { // a SKIP says its kind: "SKIP undecided"
-				outcomes[r.ID] += " " + *r.Skip
-			}
-		}
-	}
-	return code, outcomes, errOut.String(), nil
+	pc.Step("launch and check")
+	return runReport(pc.Ctx, args...), nil
 }
 
 // TestLaunchAnIndependentDistributor checks testdata/pydistributor.py,
@@ -241,54 +264,54 @@ func checkIndie(ctx context.Context, script, dir string, c indieCase, hooks [2]s
 // changing. The hooks (and so the timed rules) are given to every
 // configuration that must check clean and to the mistakes of the life of a
 // purchase; elsewhere they would only add their wait. The configurations
-// run side by side on goroutines (each mostly waits on its distributor's
-// declared window), a dozen at once: t.Parallel alone would run two.
+// run side by side (each mostly waits on its distributor's declared
+// window), as many at once as the machine carries (pace.Cases), each
+// within a deadline of its own (indieBudget) that starts when it does.
 func TestLaunchAnIndependentDistributor(t *testing.T) {
 	script := indieScript(t)
 	cases := indieCases()
-	// The timed ones start first: a mistake of the cache shows only while
-	// the answer the run began with is still cached when --revoke returns.
+	// The timed ones start first: they wait longest.
 	sort.SliceStable(cases, func(i, j int) bool { return cases[i].timed && !cases[j].timed })
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	names := make([]string, len(cases))
+	for i, c := range cases {
+		names[i] = c.name
+	}
 	problems := make([][]string, len(cases))
-	sem := make(chan struct{}, 12)
-	var wg sync.WaitGroup
-	for i, c := range cases {
-		dir := t.TempDir()
-		wg.Add(1)
-		sem <- struct{}{} // in order
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			code, got, stderr, err := checkIndie(ctx, script, dir, c, [2]string{})
-			if err != nil {
-				problems[i] = append(problems[i], err.Error())
-				return
-			}
-			if code != c.want {
-				problems[i] = append(problems[i], fmt.Sprintf("exit %d, want %d: %s", code, c.want, strings.TrimSpace(stderr)))
-			}
-			problems[i] = append(problems[i], judgeIndie(got, c)...)
-		}()
-	}
-	wg.Wait()
-	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			for _, p := range problems[i] {
-				t.Error(p)
-			}
-		})
-	}
+	took := make([]time.Duration, len(cases))
+	// Each configuration launches its distributor, and runs Python hooks
+	// beside it.
+	pace.Cases(t, names, 2, func(i int) {
+		c := cases[i]
+		check, whole := indieBudget(c)
+		pc, cancel := pace.Begin(context.Background(), whole)
+		defer cancel()
+		start := time.Now()
+		got, err := checkIndie(pc, script, t.TempDir(), c, [2]string{}, check)
+		took[i] = time.Since(start)
+		if p := got.unjudged(pc, err); p != "" {
+			problems[i] = []string{p}
+			return
+		}
+		if got.code != c.want {
+			problems[i] = append(problems[i], fmt.Sprintf("exit %d, want %d: %s", got.code, c.want, strings.TrimSpace(got.stderr)))
+		}
+		problems[i] = append(problems[i], judgeIndie(got, c)...)
+	}, func(t *testing.T, i int) {
+		t.Logf("checked in %s", took[i].Round(100*time.Millisecond))
+		for _, p := range problems[i] {
+			t.Error(p)
+		}
+	})
 }
 
 // judgeIndie lists where the outcomes differ from what c expects: each
 // named rule with its outcome, no other rule FAIL, WARN or ERROR.
-func judgeIndie(got map[string]string, c indieCase) []string {
+func judgeIndie(r reported, c indieCase) []string {
 	var out []string
+	got := r.outcomes
 	for id, want := range c.caught {
 		if got[id] != want {
-			out = append(out, fmt.Sprintf("%s: %s, want %s", id, got[id], want))
+			out = append(out, fmt.Sprintf("%s: %s, want %s%s", id, got[id], want, r.why(id)))
 		}
 	}
 	for id, o := range got {
@@ -296,7 +319,7 @@ func judgeIndie(got map[string]string, c indieCase) []string {
 			continue
 		}
 		if o == "FAIL" || o == "WARN" || o == "ERROR" {
-			out = append(out, fmt.Sprintf("%s: %s, want neither FAIL nor WARN", id, o))
+			out = append(out, fmt.Sprintf("%s: %s, want neither FAIL nor WARN%s", id, o, r.why(id)))
 		}
 	}
 	sort.Strings(out)
@@ -308,24 +331,32 @@ func judgeIndie(got map[string]string, c indieCase) []string {
 // of FAILs.
 func TestIndependentDistributorBadInputs(t *testing.T) {
 	script := indieScript(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	// A --revoke hook for an agent the buyer never bought: the admin API
-	// answers 404 and the hook exits 1.
-	code, _, stderr, err := checkIndie(ctx, script, t.TempDir(), indieCase{serve: []string{"--window", "1"}}, [2]string{"acme/not-bought", ""})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code != 2 || !strings.Contains(stderr, "--revoke") {
-		t.Errorf("a failing --revoke hook: exit %d, want 2 naming the hook; stderr: %s", code, stderr)
-	}
-	// The stranger's token given as the buyer's: its check of --agent is a
-	// 404, so the inputs are wrong, not the distributor.
-	code, _, stderr, err = checkIndie(ctx, script, t.TempDir(), indieCase{serve: []string{"--window", "1"}, token: "STRANGER_TOKEN"}, [2]string{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code != 2 || !strings.Contains(stderr, "--token") || !strings.Contains(stderr, "--agent") {
-		t.Errorf("a --token not entitled to --agent: exit %d, want 2 naming both; stderr: %s", code, stderr)
+	for _, c := range []struct {
+		what  string
+		c     indieCase
+		hooks [2]string
+		names []string // what stderr must name
+	}{
+		// A --revoke hook for an agent the buyer never bought: the admin
+		// API answers 404 and the hook exits 1.
+		{"a failing --revoke hook", indieCase{serve: []string{"--window", "1"}}, [2]string{"acme/not-bought", ""}, []string{"--revoke"}},
+		// The stranger's token given as the buyer's: its check of --agent
+		// is a 404, so the inputs are wrong, not the distributor.
+		{"a --token not entitled to --agent", indieCase{serve: []string{"--window", "1"}, token: "STRANGER_TOKEN"}, [2]string{}, []string{"--token", "--agent"}},
+	} {
+		check, whole := indieBudget(c.c)
+		pc, cancel := pace.Begin(context.Background(), whole)
+		got, err := checkIndie(pc, script, t.TempDir(), c.c, c.hooks, check)
+		cancel()
+		if err != nil || got.launchErr != "" {
+			t.Fatalf("%s: %s", c.what, got.unjudged(pc, err))
+		}
+		named := true
+		for _, n := range c.names {
+			named = named && strings.Contains(got.stderr, n)
+		}
+		if got.code != 2 || !named {
+			t.Errorf("%s: exit %d, want 2 naming %s; stderr: %s", c.what, got.code, strings.Join(c.names, " and "), got.stderr)
+		}
 	}
 }

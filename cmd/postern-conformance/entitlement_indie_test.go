@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"gotest.tools/v3/assert"
 )
 
@@ -16,9 +15,9 @@ import (
 // testdata/entrunner.py, an independent runner with an entitlement client
 // of its own, written from SPEC.md without reading the harness; env adds
 // the posture or the planted mistake.
-func indieLaunch(env string) string {
+func indieLaunch(python, env string) string {
 	return `exec env ENTRUNNER_DISTRIBUTOR="$POSTERN_CONFORMANCE_DISTRIBUTOR" ENTRUNNER_TOKEN="$POSTERN_CONFORMANCE_TOKEN" ` +
-		`ENTRUNNER_STATE="$POSTERN_CONFORMANCE_STATE" ` + env + ` ` + python() + ` testdata/entrunner.py --port 0`
+		`ENTRUNNER_STATE="$POSTERN_CONFORMANCE_STATE" ` + env + ` ` + python + ` testdata/entrunner.py --port 0`
 }
 
 // TestEntitlementWalkOfAnIndependentRunner walks entrunner.py through §5
@@ -26,9 +25,11 @@ func indieLaunch(env string) string {
 // in its cautious posture (it refuses within grace, which §5.7.1 allows,
 // and requires an inbound credential of its own, §7), and each planted
 // mistake caught by the rules it breaks and no other. The walks run side
-// by side; a mistake's walk takes only the steps its rules need.
+// by side, as many as the machine carries (pace.Cases), each within a
+// deadline of its own derived from its window and grace; a mistake's walk
+// takes only the steps its rules need.
 func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
-	needTool(t, "python3", "python3")
+	python := needPython(t)
 	t.Parallel()
 	const inbound = "indie-inbound-7c1d"
 	// Every walk but one is at the default window and grace, as a user's
@@ -76,61 +77,55 @@ func TestEntitlementWalkOfAnIndependentRunner(t *testing.T) {
 				"--rule", "5.7.4/404-revokes-at-once"},
 			fails: []string{"5.4/no-answer-past-window", "5.4/re-check-after-window", "5.4/revoked-re-checked"}},
 	}
-	// Side by side on goroutines rather than as parallel subtests, which
-	// -parallel (GOMAXPROCS by default) would run two at a time: a walk
-	// mostly waits out the window and grace.
-	type walked struct {
-		code int
-		out  []byte
-		err  string
-	}
-	got := make([]walked, len(cases))
-	var wg sync.WaitGroup
+	names := make([]string, len(cases))
 	for i, c := range cases {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			args := append([]string{"postern-conformance", "entitlement", "--launch", indieLaunch(c.env), "--json"}, c.args...)
-			var out, errOut bytes.Buffer
-			a := app()
-			a.Writer, a.ErrWriter = &out, &errOut
-			got[i].code = exitCode(a.Run(context.Background(), args))
-			got[i].out, got[i].err = out.Bytes(), errOut.String()
-		}()
+		names[i] = c.name
 	}
-	wg.Wait()
-	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var rep struct {
-				Results []struct {
-					ID, Outcome, Reason string
-					Findings            []struct{ Message string }
-				}
+	got := make([]reported, len(cases))
+	problems := make([]string, len(cases))
+	took := make([]time.Duration, len(cases))
+	// A walk launches its runner afresh for each step, a few steps at a
+	// time, and mostly waits out the window and grace.
+	pace.Cases(t, names, 3, func(i int) {
+		c := cases[i]
+		walk, whole := walkBudget(c.args)
+		pc, cancel := pace.Begin(context.Background(), whole)
+		defer cancel()
+		pc.Step("walk")
+		start := time.Now()
+		args := append([]string{"entitlement", "--launch", indieLaunch(python, c.env),
+			"--launch-timeout", seconds(pace.Launch), "--deadline", seconds(walk), "--timeout", walkTimeout()}, c.args...)
+		got[i] = runReport(pc.Ctx, args...)
+		took[i] = time.Since(start)
+		problems[i] = got[i].unjudged(pc, nil)
+	}, func(t *testing.T, i int) {
+		c := cases[i]
+		t.Logf("walked in %s", took[i].Round(100*time.Millisecond))
+		if problems[i] != "" {
+			t.Fatal(problems[i])
+		}
+		var failed, warned []string
+		for id, o := range got[i].outcomes {
+			switch o {
+			case "FAIL":
+				failed = append(failed, id)
+			case "WARN":
+				warned = append(warned, id)
+			case "ERROR":
+				t.Errorf("%s: %s (%s), want no ERROR", id, o, got[i].reasons[id])
 			}
-			assert.NilError(t, json.Unmarshal(got[i].out, &rep), "no JSON report (exit %d): %s", got[i].code, got[i].err)
-			var failed, warned []string
-			for _, r := range rep.Results {
-				switch r.Outcome {
-				case "FAIL":
-					failed = append(failed, r.ID)
-				case "WARN":
-					warned = append(warned, r.ID)
-				case "ERROR":
-					t.Errorf("%s: %s (%s %v), want no ERROR", r.ID, r.Outcome, r.Reason, r.Findings)
-				}
-			}
-			want, wantWarns := slices.Clone(c.fails), slices.Clone(c.warns)
-			slices.Sort(failed)
-			slices.Sort(want)
-			slices.Sort(warned)
-			slices.Sort(wantWarns)
-			assert.DeepEqual(t, failed, want)
-			assert.DeepEqual(t, warned, wantWarns)
-			wantCode := 0
-			if len(want) > 0 {
-				wantCode = 1
-			}
-			assert.Equal(t, got[i].code, wantCode, strings.Join(failed, ", "))
-		})
-	}
+		}
+		want, wantWarns := slices.Clone(c.fails), slices.Clone(c.warns)
+		slices.Sort(failed)
+		slices.Sort(want)
+		slices.Sort(warned)
+		slices.Sort(wantWarns)
+		assert.DeepEqual(t, failed, want)
+		assert.DeepEqual(t, warned, wantWarns)
+		wantCode := 0
+		if len(want) > 0 {
+			wantCode = 1
+		}
+		assert.Equal(t, got[i].code, wantCode, "%s; stderr: %s", strings.Join(failed, ", "), got[i].stderr)
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"gotest.tools/v3/assert"
 )
 
@@ -55,7 +55,7 @@ func indieDeadline() time.Duration {
 // own cadence after a 404) and the unknown within grace without
 // checked_at.
 func TestEntitlementVerdictsRepeatForAnIndependentRunner(t *testing.T) {
-	needTool(t, "python3", "python3")
+	python := needPython(t)
 	t.Parallel()
 	cases := []indieRepeat{{name: "clean", args: []string{"--rule", "4.4", "--rule", "5.4", "--rule", "5.7.1", "--rule", "5.7.2", "--rule", "5.7.4"}}}
 	for _, m := range []string{"workers-forget", "404-own-cadence", "grace-drops-checked-at"} {
@@ -88,9 +88,10 @@ func TestEntitlementVerdictsRepeatForAnIndependentRunner(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
+				release := pace.Acquire(1) // the whole binary's walks within what the machine carries
 				c := cases[j.i]
 				args := append([]string{"postern-conformance", "entitlement", "--json", "--deadline", fmt.Sprint(deadline.Seconds()),
-					"--launch-timeout", fmt.Sprint(indieLaunchTimeout.Seconds()), "--launch", indieLaunch(c.env)}, c.args...)
+					"--launch-timeout", fmt.Sprint(indieLaunchTimeout.Seconds()), "--launch", indieLaunch(python, c.env)}, c.args...)
 				var out, errOut bytes.Buffer
 				a := app()
 				a.Writer, a.ErrWriter = &out, &errOut
@@ -120,6 +121,7 @@ func TestEntitlementVerdictsRepeatForAnIndependentRunner(t *testing.T) {
 				slices.Sort(w.fails)
 				slices.Sort(w.warns)
 				got[j.i][j.n] = w
+				release()
 			}
 		}()
 	}
@@ -164,15 +166,3 @@ var indieBreaks = map[string]struct{ fails, warns []string }{
 	// checked: one behaviour, one verdict, over the whole walk.
 	"grace-drops-checked-at": {fails: []string{"5.7.1/unknown-within-grace"}},
 }
-
-// python is the interpreter the launches of entrunner.py run, quoted for
-// sh: the one python3 names, resolved once, so that no launch pays for a
-// version manager's shim (a chain of shell scripts that, a dozen walks
-// at once on a loaded machine, kept launches past their timeout).
-var python = sync.OnceValue(func() string {
-	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	if p := strings.TrimSpace(string(out)); err == nil && p != "" {
-		return fmt.Sprintf("%q", p)
-	}
-	return "python3"
-})

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -14,10 +15,12 @@ import (
 // --launch, its cache in the directory the harness gives each step (a
 // restart with a cache is one of the steps).
 func TestEntitlementWalkOfALaunchedRunner(t *testing.T) {
+	t.Parallel()
+	defer pace.Acquire(3)()
 	self, err := os.Executable()
 	assert.NilError(t, err)
 	launch := fmt.Sprintf(`POSTERN_CONFORMANCE_AS_COMMAND=1 exec %q serve --port 0 --cache "$POSTERN_CONFORMANCE_STATE/cache.json"`, self)
-	code, out := run(t, "entitlement", "--launch", launch, "--no-color")
+	code, out := run(t, append([]string{"entitlement", "--launch", launch, "--no-color"}, launchedWalkFlags()...)...)
 	assert.Equal(t, code, 0, out)
 	assert.Check(t, is.Contains(out, "Entitlement handled as §5 requires."))
 	assert.Check(t, is.Contains(out, "0 fail"))
@@ -26,18 +29,30 @@ func TestEntitlementWalkOfALaunchedRunner(t *testing.T) {
 // serve --cautious, launched, walks clean too: refusing runs within grace
 // is the other posture §5.7.1 allows, and the walk says it saw it.
 func TestEntitlementWalkOfALaunchedCautiousRunner(t *testing.T) {
+	t.Parallel()
+	defer pace.Acquire(3)()
 	self, err := os.Executable()
 	assert.NilError(t, err)
 	launch := fmt.Sprintf(`POSTERN_CONFORMANCE_AS_COMMAND=1 exec %q serve --port 0 --cautious --cache "$POSTERN_CONFORMANCE_STATE/cache.json"`, self)
-	code, out := run(t, "entitlement", "--launch", launch, "--no-color")
+	code, out := run(t, append([]string{"entitlement", "--launch", launch, "--no-color"}, launchedWalkFlags()...)...)
 	assert.Equal(t, code, 0, out)
 	assert.Check(t, is.Contains(out, "Entitlement handled as §5 requires."))
 	assert.Check(t, is.Contains(out, "0 fail"))
 	assert.Check(t, is.Contains(out, "within grace POST run answered 503 unavailable"), "the runner refused within grace")
 }
 
+// walkFlags give a launched walk at the default window and grace its
+// own deadline (walkBudget) and each launch pace.Launch.
+func launchedWalkFlags() []string {
+	walk, _ := walkBudget(nil)
+	return []string{"--launch-timeout", seconds(pace.Launch), "--deadline", seconds(walk), "--timeout", walkTimeout()}
+}
+
 func TestDemoEntitlement(t *testing.T) {
-	code, out := run(t, "demo", "entitlement", "--json")
+	t.Parallel()
+	defer pace.Acquire(0)()
+	walk, _ := walkBudget(nil)
+	code, out := run(t, "demo", "entitlement", "--json", "--deadline", seconds(walk), "--timeout", walkTimeout())
 	assert.Equal(t, code, 0, out)
 	var rep struct {
 		Counts struct{ Fail, Pass int }

@@ -13,21 +13,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/report"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
 
 // TestMain lets the test binary stand in for the command, so --launch can
-// start it as a runner under test.
+// start it as a runner under test. The package's parallel tests mostly
+// wait on the processes they launch and take their cases through
+// fixtures/pace, which holds them to what the machine carries: they start
+// together (pace.RaiseParallel), not two at a time.
 func TestMain(m *testing.M) {
 	if os.Getenv("POSTERN_CONFORMANCE_AS_COMMAND") == "1" {
 		os.Exit(exitCode(app().Run(context.Background(), os.Args)))
 	}
+	pace.RaiseParallel()
 	os.Exit(m.Run())
 }
 
@@ -230,7 +236,10 @@ func TestEveryFaultThroughTheCommand(t *testing.T) {
 		f := f
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
-			args := []string{"demo", "--json", "--patience", "0.4", "--fault", f.Name}
+			defer pace.AcquireCPU()()
+			// The check's own deadline is the case's, not the default's
+			// 25 s, which a loaded machine can spend (-race too).
+			args := []string{"demo", "--json", "--patience", "0.4", "--fault", f.Name, "--deadline", seconds(pace.Budget{Work: 5 * time.Second}.Deadline())}
 			if f.Execute {
 				args = append(args, "--execute")
 			}

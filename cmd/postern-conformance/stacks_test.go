@@ -24,20 +24,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 )
 
 const (
 	stackOrigin = "https://ui.stack.test"
 	stackKey    = "STACK_KEY" // the credential the runners declare with --credential
-	// stackLaunchWait is how long a stack runner has to print its port
-	// (--launch-timeout): a FastAPI import on a loaded machine takes seconds.
-	stackLaunchWait = 30 * time.Second
 	// stackExecDeadline is the checker's own --deadline with --execute: the
 	// slowest posture's runs take 2.5 s each, about ten of them, some side
 	// by side.
@@ -73,7 +71,7 @@ func (c stackCase) deadline() time.Duration {
 	if c.execute() {
 		d = stackExecDeadline
 	}
-	return stackLaunchWait + d + 15*time.Second
+	return pace.Budget{Waits: d, Launches: 1}.Deadline()
 }
 
 func failing(ids ...string) map[string]string {
@@ -247,23 +245,6 @@ func needStack(t *testing.T, missing, install string) {
 	t.Skip(msg)
 }
 
-// stackSlots bounds the stack checks in flight. Each is a runner process
-// beside the checker, idle mostly (launching, or waiting on its agent's
-// sleeps): the 66 cases cost 40 s of CPU under -race, as measured, against
-// some 190 s of case time, so two per core; three per two cores under the
-// race detector, which slows the checker several times. (More does not
-// help a loaded machine: six at once took 110 s where three took 101 s,
-// at a load average of 25.)
-var stackSlots = make(chan struct{}, stackParallelism())
-
-func stackParallelism() int {
-	n := max(1, runtime.NumCPU())
-	if raceEnabled {
-		return max(1, 3*n/2)
-	}
-	return 2 * n
-}
-
 // stackResult is what one case came to.
 type stackResult struct {
 	problems []string
@@ -291,35 +272,28 @@ func (r stackResult) report(t *testing.T, c stackCase) {
 // runStackCase checks prog in case c under c's deadline. It may run on any
 // goroutine.
 func runStackCase(prog, dir string, c stackCase) stackResult {
-	ctx, cancel := context.WithTimeout(context.Background(), c.deadline())
+	pc, cancel := pace.Begin(context.Background(), c.deadline())
 	defer cancel()
 	cmd := prog
 	if c.env != "" {
 		cmd = "env " + c.env + " " + cmd
 	}
 	cmd = strings.TrimSpace(cmd + " " + c.flags)
-	args := append([]string{"--launch-timeout", fmt.Sprint(stackLaunchWait.Seconds())}, c.args...)
-	if c.execute() {
-		args = append(args, "--deadline", fmt.Sprint(stackExecDeadline.Seconds()))
-	}
+	args := slices.Clone(c.args) // checkLaunched gives the launch and the check their deadlines
 	start := time.Now()
 	var (
-		got   checked
+		got   reported
 		count *counted
 		err   error
 	)
 	if c.atMost > 0 {
 		var x counted
-		x, err = checkCountedCtx(ctx, dir, cmd, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--execute" })...)
-		got, count = x.checked, &x
+		x, err = checkCounted(pc, dir, cmd, slices.DeleteFunc(args, func(a string) bool { return a == "--execute" })...)
+		got, count = x.reported, &x
 	} else {
 		// Every run, counted: in default mode the agent must never start.
 		launch := "exec env POSTERN_START_LOG='" + filepath.Join(dir, "starts.log") + "' " + cmd
-		got, err = checkLaunchedCtx(ctx, append([]string{"--launch", launch}, args...)...)
-	}
-	if ctx.Err() != nil {
-		return stackResult{problems: []string{fmt.Sprintf("the check did not end within its deadline of %s (launch %s, the checker's --deadline, and 15 s to stop the runner): %v",
-			c.deadline(), stackLaunchWait, err)}}
+		got, err = checkLaunched(pc, append([]string{"--launch", launch}, args...)...)
 	}
 	if err != nil {
 		return stackResult{problems: []string{err.Error()}}
@@ -405,7 +379,7 @@ func stackSelected(name string) bool {
 }
 
 // TestStacks checks each framework-built runner in each of its cases. The
-// cases of all three run side by side, within stackSlots, the --execute ones
+// cases of all three run side by side, within what the machine carries (pace), the --execute ones
 // first (the long ones); each stack's then report as subtests, where a
 // stack that is not installed skips, naming what to install (or fails,
 // under CI=true).
@@ -447,16 +421,16 @@ func TestStacks(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		c, dir := stackRunners[j.s].cases[j.c], t.TempDir()
-		stackSlots <- struct{}{}
+		release := pace.Acquire(1) // one runner beside the check, within what the machine carries
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-stackSlots }()
+			defer release()
 			results[j.s][j.c] = runStackCase(j.prog, dir, c)
 		}()
 	}
 	wg.Wait()
-	t.Logf("%d cases in %.1f s, at most %d at once", len(jobs), time.Since(start).Seconds(), cap(stackSlots))
+	t.Logf("%d cases in %.1f s, at most %d at once", len(jobs), time.Since(start).Seconds(), pace.Slots(1))
 	for si, s := range stackRunners {
 		t.Run(s.name, func(t *testing.T) {
 			if r := ready[si]; r.prog == "" {

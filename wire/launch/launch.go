@@ -79,7 +79,8 @@ var (
 // stdout line, which must be POSTERN_PORT=<port> with a port from 1 to
 // 65535. The command's stderr is copied to stderr (which may be nil). On
 // success the caller must call Stop; on failure nothing is left running,
-// and the error is an *Error (or ctx's error).
+// and the error is an *Error, or one that wraps ctx's error and says the
+// launch was still waiting for the port when ctx ended.
 func Start(ctx context.Context, command string, timeout time.Duration, stderr io.Writer) (*Runner, error) {
 	return StartWith(ctx, command, nil, timeout, stderr)
 }
@@ -126,6 +127,7 @@ func StartWith(ctx context.Context, command string, env []string, timeout time.D
 	first := &firstLine{got: make(chan struct{})}
 	go first.read(outR)
 
+	started := time.Now()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
@@ -145,7 +147,9 @@ func StartWith(ctx context.Context, command string, env []string, timeout time.D
 		return nil, r.fail("%s", what)
 	case <-ctx.Done():
 		r.Stop()
-		return nil, ctx.Err()
+		// The caller's deadline, not the launch's: say which wait it cut.
+		return nil, fmt.Errorf("command %q was still starting, with no POSTERN_PORT=<port> line after %s, when it was stopped: %w",
+			command, time.Since(started).Round(time.Millisecond), ctx.Err())
 	}
 	line, full := first.sofar()
 	switch {

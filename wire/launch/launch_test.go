@@ -178,6 +178,7 @@ func TestCancelled(t *testing.T) {
 	r, err := Start(ctx, "exec sleep 300", patient, nil)
 	assert.Check(t, r == nil)
 	assert.Check(t, errors.Is(err, context.Canceled), "%v", err)
+	assert.Check(t, strings.Contains(fmt.Sprint(err), "no POSTERN_PORT=<port> line after"), "the error names the wait it cut: %v", err)
 }
 
 func TestStopEndsTheWholeGroup(t *testing.T) {

@@ -52,7 +52,8 @@ Planted mistakes, each a thing a real distributor might get wrong:
   stamp-at-reply         checked_at is the moment of the reply while the
                          answer comes from the cache (§5.3, §5.4)
   understate-stale       the cache lives five times the declared
-                         stale_after_seconds (§5.4)
+                         stale_after_seconds, and five seconds where it
+                         declares 0 (§5.4)
   refund-kept            a refund is recorded in billing but the
                          entitlement is left active (§5.4)
   restore-lost           undoing a refund never restores the entitlement
