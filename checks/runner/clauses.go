@@ -70,6 +70,10 @@ var clauses = map[string][]Clause{
 		{Name: "run", What: "a successful run to the allowed origin lacks the echo or Vary: Origin (its handler writes a head of its own)", Mark: corsSharedRun},
 		{Name: "stream", What: "a stream to the allowed origin lacks the echo or Vary: Origin on its 200 head (a hijacked reply)", Mark: corsSharedStream},
 	},
+	"4.3/events-as-completed": {
+		{Name: "held", What: "a stream's events are held until the run ends", Mark: "was held back"},
+		{Name: "compressed", What: "a stream gzip-coded for a client offering gzip, as a browser does, is held until the run ends (a compressor never flushed)", Mark: "gzip-coded"},
+	},
 	"2.3/null-origin": {
 		{Name: "preflight", What: "a preflight from Origin: null is admitted", Mark: "OPTIONS "},
 		{Name: "read", What: "a GET from Origin: null is admitted", Mark: "GET "},
