@@ -54,4 +54,3 @@ func (r *Runner) Listening(ctx context.Context, bound time.Duration) error {
 func ListenWait(launchTimeout time.Duration) time.Duration {
 	return min(launchTimeout, 10*time.Second)
 }
-

@@ -39,29 +39,29 @@ func TestListeningWaitsOutARefusal(t *testing.T) {
 	assert.Check(t, time.Since(began) >= 250*time.Millisecond, "returned after %s", time.Since(began))
 }
 
+// listeningFails launches command (which announces port and never
+// listens there) and returns the *Error Listening ends in within bound.
+func listeningFails(t *testing.T, command string, bound time.Duration) (*Runner, *Error) {
+	t.Helper()
+	short(t)
+	r, err := Start(context.Background(), command, patient, nil)
+	assert.NilError(t, err)
+	t.Cleanup(r.Stop)
+	err = r.Listening(context.Background(), bound)
+	var le *Error
+	assert.Assert(t, errors.As(err, &le), "%v", err)
+	return r, le
+}
+
 // A port that refuses every connection up to the bound is an error that
 // says what happened, and the runner is stopped.
 func TestListeningGivesUpAtItsBound(t *testing.T) {
-	short(t)
-	port := freePort(t)
-	r, err := Start(context.Background(), fmt.Sprintf("echo POSTERN_PORT=%d; exec sleep 300", port), patient, nil)
-	assert.NilError(t, err)
-	t.Cleanup(r.Stop)
-	err = r.Listening(context.Background(), 300*time.Millisecond)
-	var le *Error
-	assert.Assert(t, errors.As(err, &le), "%v", err)
+	r, le := listeningFails(t, fmt.Sprintf("echo POSTERN_PORT=%d; exec sleep 300", freePort(t)), 300*time.Millisecond)
 	assert.Check(t, strings.Contains(le.What, "refused every connection for"), le.What)
 	assert.Check(t, !groupAlive(r.cmd.Process.Pid))
 }
 
 func TestListeningNotesAnExit(t *testing.T) {
-	short(t)
-	port := freePort(t)
-	r, err := Start(context.Background(), fmt.Sprintf("echo POSTERN_PORT=%d; sleep 0.2; exit 4", port), patient, nil)
-	assert.NilError(t, err)
-	t.Cleanup(r.Stop)
-	err = r.Listening(context.Background(), 10*time.Second)
-	var le *Error
-	assert.Assert(t, errors.As(err, &le), "%v", err)
+	_, le := listeningFails(t, fmt.Sprintf("echo POSTERN_PORT=%d; sleep 0.2; exit 4", freePort(t)), 10*time.Second)
 	assert.Check(t, strings.Contains(le.What, "exited (exit status 4) after printing POSTERN_PORT"), le.What)
 }
