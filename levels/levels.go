@@ -5,8 +5,12 @@ package levels
 
 import (
 	"fmt"
+	"net/http"
+	"net/url"
+	"path"
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/wire"
 )
 
 // Names are the §3 level names.
@@ -48,7 +52,11 @@ func Decide(declared int, records []engine.Record, excused map[string]bool) Verd
 	case v.Conformant:
 		v.Text = fmt.Sprintf("Conformant at Level %d.", declared)
 	case v.Broken == 0:
-		v.Text = fmt.Sprintf("Not determined at Level %d: %s (%s).", declared, undecidedWords(v.Undecided), engine.Cause(undecided, "the runner"))
+		cause := authCause(undecided)
+		if cause == "" {
+			cause = engine.Cause(undecided, "the runner")
+		}
+		v.Text = fmt.Sprintf("Not determined at Level %d: %s (%s).", declared, undecidedWords(v.Undecided), cause)
 	default:
 		v.Text = fmt.Sprintf("Nonconformant at declared Level %d: %s broken.", declared, plural(v.Broken))
 	}
@@ -75,3 +83,32 @@ func Scope(declared int) string {
 func undecidedWords(n int) string { return engine.Count(n, "rule", "rules") + " undecided" }
 
 func plural(n int) string { return engine.Count(n, "MUST rule", "MUST rules") }
+
+// authCause names inbound authentication as what left the rules
+// undecided, where it left at least half of them so: each such rule was
+// refused 401 unauthorized on a request that carried no Authorization (a
+// runner guarding run and stream, checked without --header). The user's
+// remedy is then one flag, which the verdict names. "" otherwise.
+func authCause(undecided []engine.Record) string {
+	var first *wire.Exchange
+	n := 0
+	for _, rec := range undecided {
+		for _, ex := range rec.Exchanges {
+			if ex != nil && ex.Is(http.StatusUnauthorized, "unauthorized") && ex.ReqHeader.Get("Authorization") == "" {
+				if first == nil {
+					first = ex
+				}
+				n++
+				break
+			}
+		}
+	}
+	if first == nil || 2*n < len(undecided) {
+		return ""
+	}
+	verb := first.URL
+	if u, err := url.Parse(first.URL); err == nil {
+		verb = path.Base(u.Path)
+	}
+	return fmt.Sprintf("%s %s was answered 401 unauthorized: the runner requires inbound authentication (§7); pass --header 'Authorization: …'", first.Method, verb)
+}

@@ -1,6 +1,7 @@
 package levels
 
 import (
+	"net/http"
 	"testing"
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
@@ -62,4 +63,22 @@ func TestNotDetermined(t *testing.T) {
 
 	v = Decide(1, []engine.Record{result("a/x", 1, engine.Pass), result("a/y", 1, engine.Skip)}, nil)
 	assert.Assert(t, v.Conformant, "a SKIP that is not undecided does not stand in the way")
+}
+
+// TestNotDeterminedForWantOfACredential: where the runner's own 401 to a
+// request carrying no Authorization left at least half the undecided
+// rules so, the verdict names that, and the one flag that remedies it.
+func TestNotDeterminedForWantOfACredential(t *testing.T) {
+	refused := &wire.Exchange{Method: "POST", URL: "http://127.0.0.1:1/postern/v0/run", Status: 401, ReqHeader: http.Header{},
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"error":{"code":"unauthorized","message":"no","detail":null}}`)}
+	silent := &wire.Exchange{Method: "POST", URL: "http://127.0.0.1:1/postern/v0/stream", Err: wire.ErrNoAnswer}
+	rs := []engine.Record{undecided("b/x", 2, refused), undecided("b/y", 2, refused), undecided("b/z", 3, silent)}
+	assert.Equal(t, Decide(3, rs, nil).Text,
+		"Not determined at Level 3: 3 rules undecided (POST run was answered 401 unauthorized: the runner requires inbound authentication (§7); pass --header 'Authorization: …').")
+
+	// A credential was sent: the 401 is not for want of one.
+	sent := *refused
+	sent.ReqHeader = http.Header{"Authorization": {"[redacted]"}}
+	rs = []engine.Record{undecided("b/x", 2, &sent), undecided("b/z", 3, silent)}
+	assert.Equal(t, Decide(3, rs, nil).Text, "Not determined at Level 3: 2 rules undecided (the runner stopped answering POST stream).")
 }

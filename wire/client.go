@@ -1,7 +1,8 @@
 // Package wire is the black-box HTTP/1.1 client every check speaks through.
 //
 // It is deliberately unhelpful in the ways an ordinary client is helpful:
-// it never follows a redirect, never decompresses, never retries, reads every
+// it never follows a redirect, never retries, decompresses only what it
+// asked for compressed (a stream, as a browser asks: coding.go), reads every
 // body under a size cap and gives every request a deadline. Each request and
 // its answer are kept as an Exchange, the evidence a report quotes.
 //
@@ -221,6 +222,11 @@ type Exchange struct {
 	// SSE is the event stream of a 200 answer read by Client.Stream, as
 	// far as it was read; nil otherwise.
 	SSE *SSEStream
+	// Coding is the content coding the body was decoded from ("gzip",
+	// which Client.Stream offers as a browser does); "" where the body is
+	// as it came. Body holds the decoded bytes; Header still names the
+	// coding.
+	Coding string
 
 	// BodySentLate marks a HeadFirst exchange whose body was sent only after
 	// the runner had not answered its head within the patience.

@@ -67,6 +67,10 @@ func (c *Client) streamLimits(l StreamLimits) StreamLimits {
 // parsing it as ParseSSE does and noting when each event arrived
 // (SSEEvent.At). Any other answer is read as Do reads it, and SSE is nil.
 //
+// It asks as a browser does, with Accept-Encoding: gzip (unless r sets
+// its own), and reads a gzip-coded answer decoded, each event timed as it
+// comes out of the decoder (see coding.go); Exchange.Coding says so.
+//
 // The read stops at the first of: the stream's end, lim's byte or event
 // cap (Truncated, SSE.Err = ErrStreamTooLong), an event over lim.MaxEvent
 // (Truncated, SSE.Err = ErrEventTooLarge), lim.MaxTime (Err = ErrNoAnswer),
@@ -77,18 +81,23 @@ func (c *Client) Stream(ctx context.Context, r Request, lim StreamLimits) *Excha
 	lim = c.streamLimits(lim)
 	ctx, cancel := withDeadline(ctx, lim.MaxTime)
 	defer cancel()
-	ex, resp, start := c.send(ctx, r)
+	ex, resp, start := c.send(ctx, offerGzip(r))
 	if resp == nil {
 		return ex
 	}
 	defer resp.Body.Close()
+	body, length, err := decoded(ex, resp)
+	if err != nil {
+		ex.Elapsed, ex.Err = time.Since(start), err
+		return ex
+	}
 	if resp.StatusCode != http.StatusOK {
-		err := c.readBody(ex, resp.Body, resp.ContentLength)
+		err := c.readBody(ex, body, length)
 		ex.Elapsed = time.Since(start)
 		ex.Err = classify(ctx, err)
 		return ex
 	}
-	err := c.readStream(ex, resp.Body, lim, start)
+	err = c.readStream(ex, body, lim, start)
 	ex.Elapsed = time.Since(start)
 	ex.Err = classify(ctx, err)
 	if ex.Err != nil && ex.SSE.Err == nil {

@@ -120,6 +120,7 @@ var table = []struct {
 	{rule: "2.3/no-unconfigured-origin", harms: []*harm{hStrangerReads, hNearMissReads}},
 	{rule: "2.3/null-origin", harms: []*harm{hNullReads}},
 	{rule: "2.3/no-allow-credentials", harms: []*harm{hCredentialedRead}},
+	{rule: "2.3/refused-read-answered", none: "a refused origin's read is withheld from the page whatever its status: a 500 in the envelope and a 200 without Access-Control-Allow-Origin are one TypeError to the page, and only the runner's log tells them apart"},
 	{rule: "2.3/refused-preflight-204", none: "a refused preflight fails the page the same way whatever its status (§2.3 says as much): a 403 in the envelope and a 204 without Access-Control-Allow-Origin are one TypeError to the page"},
 }
 

@@ -172,6 +172,10 @@ func (t *T[E]) Failed() bool { return len(t.findings) > 0 }
 // Findings are the findings recorded so far.
 func (t *T[E]) Findings() []Finding { return t.findings }
 
+// Skipped is the SKIP the probe recorded, and its kind; "" where it
+// recorded none (for a mode's Review hook).
+func (t *T[E]) Skipped() (reason string, kind SkipKind) { return t.skip, t.kind }
+
 // Sent is every exchange this rule sent or cited so far.
 func (t *T[E]) Sent() []*wire.Exchange { return t.sent }
 

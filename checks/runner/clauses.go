@@ -70,6 +70,15 @@ var clauses = map[string][]Clause{
 		{Name: "run", What: "a successful run to the allowed origin lacks the echo or Vary: Origin (its handler writes a head of its own)", Mark: corsSharedRun},
 		{Name: "stream", What: "a stream to the allowed origin lacks the echo or Vary: Origin on its 200 head (a hijacked reply)", Mark: corsSharedStream},
 	},
+	"4.2/run-response": {
+		{Name: "shape", What: "a valid run's 200 answer is not a run response (a member missing or mistyped)", Mark: "run-response "},
+		{Name: "status", What: "a valid run is answered a 2xx other than 200", Mark: "a successful run answers 200"},
+		{Name: "cut", What: "the runner closes a valid run's connection with no answer, twice", Mark: "closed the connection"},
+	},
+	"4.3/events-as-completed": {
+		{Name: "held", What: "a stream's events are held until the run ends", Mark: "was held back"},
+		{Name: "compressed", What: "a stream gzip-coded for a client offering gzip, as a browser does, is held until the run ends (a compressor never flushed)", Mark: "gzip-coded"},
+	},
 	"2.3/null-origin": {
 		{Name: "preflight", What: "a preflight from Origin: null is admitted", Mark: "OPTIONS "},
 		{Name: "read", What: "a GET from Origin: null is admitted", Mark: "GET "},

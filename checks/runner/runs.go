@@ -8,6 +8,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -154,17 +155,37 @@ func validOrSkip(t *T, optionals bool) (map[string]any, bool) {
 	return inputs, true
 }
 
-// acceptedValid judges whether a valid request to verb was answered 200.
-// It fails the answers a runner cannot give such a request, and skips the
-// ones it may (at capacity, the agent failed or timed out, or any other
-// refusal the request itself did not cause, which status and the §2.1 rules
-// judge).
-func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
+// acceptedValid judges whether a valid request to verb was answered 200,
+// and returns the answer it judged. It fails the answers a runner cannot
+// give such a request, and skips the ones it may (at capacity, the agent
+// failed or timed out, or any other refusal the request itself did not
+// cause, which status and the §2.1 rules judge).
+//
+// No answer at all is told apart by whose doing it was. Where the
+// checker's own deadline cut the wait short, the run may still be under
+// way (a runner declaring no max_run_seconds imposes no bound, §4.5): it
+// warns. Where the runner closed the connection (or answered something
+// that is not HTTP), no run is under way that the client will hear of:
+// that is confirmed on a second request, one more agent start, and then
+// fails; where the second is answered, that answer is judged instead.
+func acceptedValid(t *T, ex *wire.Exchange, verb string) (*wire.Exchange, bool) {
+	if !ex.Answered() && cutByRunner(ex) {
+		spend(t, 1)
+		again := admittedRun(t, t.Ctx, lifeRequest(t, verb, "", "a valid "+verb+" again: does the runner close its connection with no answer again?"))
+		t.Cite(again)
+		if !again.Answered() && cutByRunner(again) {
+			t.Fail(again, "two valid %s requests got no answer: the runner closed the connection %s and %s after they were sent, with no status line (%v); §4.2 answers a valid %s with its result or a §2.1 refusal, and a runner that stops runs at a time limit declares it as limits.max_run_seconds and answers 504 run_timeout (§4.5)",
+				verb, ms(ex.Elapsed), ms(again.Elapsed), again.Err, verb)
+			return again, false
+		}
+		t.Note("the first valid %s's connection was closed with no answer after %s; a second was answered %s after %s, which is judged", verb, ms(ex.Elapsed), again.Brief(), ms(again.Elapsed))
+		ex = again
+	}
 	switch {
 	case !ex.Answered():
-		t.Warn(ex, "a valid %s request got no answer; §4.2 requires the result (inferred: a runner declaring no max_run_seconds imposes no bound of its own (§4.5), so the run may still be under way past the checker's deadline)", verb)
+		t.Warn(ex, "a valid %s request got no answer within %s; §4.2 requires the result (inferred: a runner declaring no max_run_seconds imposes no bound of its own (§4.5), so the run may still be under way past the checker's deadline)", verb, ms(ex.Elapsed))
 	case ex.Status == http.StatusOK:
-		return true
+		return ex, true
 	case ex.Status >= 200 && ex.Status < 300:
 		t.Fail(ex, "a valid %s request was answered %s; a successful %s answers 200 (§4.1.4, §4.3, §4.5)", verb, ex.Brief(), verb)
 	case ex.Status == http.StatusBadRequest:
@@ -175,7 +196,7 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 		if unsure := readInputs(t.Env.Describe.Obj).unreadablePatterns(inputs); len(unsure) > 0 {
 			t.NotApplicable("a valid-looking %s was refused %s; the pattern of %s is in a dialect this checker cannot evaluate, so the refusal may be right",
 				verb, ex.Brief(), strings.Join(unsure, ", "))
-			return false
+			return ex, false
 		}
 		t.Warn(ex, "a %s request whose every input passes its declared validation was refused %s (%q); §4.2 refuses only a missing or invalid input (inferred: §4.1.1 leaves validation open and does not say what max_length counts, so what this checker built as valid a careful runner may read otherwise)",
 			verb, ex.Brief(), ex.ErrorMessage())
@@ -183,7 +204,16 @@ func acceptedValid(t *T, ex *wire.Exchange, verb string) bool {
 		skipRefused(t, ex, "a valid %s request was refused %s, which its own body did not cause (at capacity, the agent failed, or the runner not ready); no result to judge",
 			verb, ex.Brief())
 	}
-	return false
+	return ex, false
+}
+
+// cutByRunner reports whether ex ended before a complete answer by the
+// runner's doing: the connection closed or reset under it, or what came
+// was not HTTP. The checker's own deadlines, the end of the run and its
+// deliberate hang-ups are classed otherwise (wire.ErrNoAnswer,
+// wire.ErrRunDeadline, wire.ErrHungUp) and are never the runner's.
+func cutByRunner(ex *wire.Exchange) bool {
+	return errors.Is(ex.Err, wire.ErrReset) || errors.Is(ex.Err, wire.ErrMalformed)
 }
 
 func mustObject(b []byte) map[string]any {

@@ -170,6 +170,11 @@ var section2_3 = []*Rule{
 		Title: "a refused origin's preflight is answered 204 without Access-Control-Allow-Origin, not an error",
 		Probe: probeRefusedPreflight,
 	},
+	{
+		ID: "2.3/refused-read-answered", Section: "2.3", Level: 1, Keyword: Must, Binding: Inferred,
+		Title: "a refused origin's GET of describe or status is answered as the same read without Origin is, only without Access-Control-Allow-Origin (inferred: it warns)",
+		Probe: probeRefusedRead,
+	},
 }
 
 // isPost reports whether verb is called with POST (run, stream).
@@ -763,6 +768,42 @@ func probeRefusedPreflight(t *T) {
 	}
 	if judged == 0 {
 		t.Undecided("no refused preflight was answered at all (2.3/preflight-* report it)")
+	}
+}
+
+// probeRefusedRead: §2.3 has describe and status, the reads a browser
+// sends cross-origin without asking, received and answered by the runner
+// and then discarded by the browser unless they carry the origin's echo,
+// and §7 says such a read is served and then withheld from the page. A
+// runner refusing the read itself (its origin check throwing into an
+// error handler, say) gains nothing, since the page reads neither, and
+// leaves a false trail in the log; and where the code is agent_error it
+// says an agent ran and failed on a request that runs none (§2.1). Only
+// a WARN: §2.3 leaves which origins to allow to the runner and states no
+// keyword on the reads, and a careful implementer may take refusing a
+// stranger's read outright as one way of not allowing it.
+func probeRefusedRead(t *T) {
+	judged := 0
+	for _, verb := range []string{"describe", "status"} {
+		plain := docOf(t, verb).Ex
+		if plain.Status != http.StatusOK {
+			t.Note("GET %s without Origin was answered %s: nothing to compare a cross-origin read with (the §4 rules judge it)", verb, plain.Brief())
+			continue
+		}
+		judged++
+		ex := t.Do(withOrigin(wire.Get(verb), strangerOrigin, "a cross-origin read from an origin nobody configured"))
+		if ex.Status == plain.Status {
+			continue
+		}
+		meaning := ""
+		if ex.ErrorCode() == "agent_error" {
+			meaning = "; and agent_error says the agent ran and failed (§2.1), on a read that runs no agent"
+		}
+		t.Warn(ex, "GET %s from %s, an origin nobody configured, was answered %s, where the same read without Origin is answered %s; §2.3 and §7 have a cross-origin read served and the browser withhold it from the page, so refusing it buys nothing and sends whoever reads the log after a fault that is not there%s (inferred: §2.3 leaves which origins to allow to the runner, and a careful reader may take refusing a stranger's read as one way of not allowing it)",
+			verb, strangerOrigin, ex.Brief(), plain.Brief(), meaning)
+	}
+	if judged == 0 {
+		t.NotApplicable("neither describe nor status was answered 200 without an Origin")
 	}
 }
 

@@ -102,12 +102,13 @@ func controlRefused(t *T, verb string) string {
 }
 
 // skipForControl skips a rule that verb's control left with nothing to
-// judge: for want of --header where the control was refused 401 without
-// one (inbound authentication, §7, turns every head away first), and as
-// undecided otherwise, since the media type's check went unseen.
+// judge, as undecided, since the media type's check went unseen: where
+// the control was refused 401 without a credential (inbound
+// authentication, §7, turns every head away first), it says to pass
+// --header.
 func skipForControl(t *T, verb, format string, args ...any) {
-	if ctrl := withheldControl[verb].Of(t); ctrl.Is(http.StatusUnauthorized, "unauthorized") && !t.Env.Client.HasHeader("Authorization") {
-		t.NeedsOption(format+"; pass --header 'Authorization: …' to decide it", args...)
+	if ctrl := withheldControl[verb].Of(t); refusedUnauthenticated(ctrl) && !t.Env.Client.HasHeader("Authorization") {
+		t.Undecided(format+"; the runner requires inbound authentication there (§7): pass --header 'Authorization: …' to decide it", args...)
 	}
 	t.Undecided(format, args...)
 }

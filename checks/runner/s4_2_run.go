@@ -22,7 +22,7 @@ import (
 var section4_2Run = []*Rule{
 	{
 		ID: "4.2/run-response", Section: "4.2", Level: 2, Keyword: Must,
-		Title: "a valid run's answer is a run response body, carrying run_id and output (a valid run left unanswered, or refused 400, only warns)",
+		Title: "a valid run's answer is a run response body, carrying run_id and output (a valid run left unanswered within the checker's deadline, or refused 400, only warns)",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
 			// The runs the capacity rules started at once are run
@@ -34,8 +34,8 @@ var section4_2Run = []*Rule{
 					}
 				}
 			}
-			ex := ordinaryRun.Of(t).ex
-			if !acceptedValid(t, ex, "run") {
+			ex, ok := acceptedValid(t, ordinaryRun.Of(t).ex, "run")
+			if !ok {
 				return
 			}
 			if skipTruncated(t, ex, "run") {

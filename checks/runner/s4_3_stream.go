@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sigrix-io/postern-conformance/wire"
+	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 
 // §4.3 POST /postern/v0/stream, judged on the events of a real run, and
@@ -26,8 +27,8 @@ var section4_3 = []*Rule{
 		Title: "a valid stream request is answered 200 text/event-stream",
 		Needs: runNeeds(),
 		Probe: func(t *T) {
-			ex := ordinaryStream.Of(t).ex
-			if !acceptedValid(t, ex, "stream") {
+			ex, ok := acceptedValid(t, ordinaryStream.Of(t).ex, "stream")
+			if !ok {
 				return
 			}
 			if mt := ex.MediaType(); mt != "text/event-stream" {
@@ -84,26 +85,9 @@ var section4_3 = []*Rule{
 	},
 	{
 		ID: "4.3/ends-once", Section: "4.3", Level: 3, Keyword: Must,
-		Title: "a stream ends with exactly one done or error, and nothing after it",
-		Needs: runNeeds(),
-		Probe: streamProbe(func(t *T, ex *wire.Exchange, s wire.SSEStream) {
-			var ends []string
-			last := -1
-			for i, ev := range s.Events {
-				if ev.Name == "done" || ev.Name == "error" {
-					ends = append(ends, fmt.Sprintf("%s (event %d)", ev.Name, i+1))
-					last = i
-				}
-			}
-			switch {
-			case len(ends) == 0:
-				t.Fail(ex, "the stream ended after %d events without done or error; §4.3 ends every stream with exactly one", len(s.Events))
-			case len(ends) > 1:
-				t.Fail(ex, "the stream carried %d ending events, %s; §4.3 allows exactly one", len(ends), strings.Join(ends, ", "))
-			case last != len(s.Events)-1:
-				t.Fail(ex, "%s is followed by %d more event(s); §4.3 makes the ending event the last", ends[0], len(s.Events)-1-last)
-			}
-		}),
+		Title:    "a stream ends with exactly one done or error, and nothing after it",
+		Needs:    runNeeds(),
+		Probe:    endsOnce,
 		Requires: []Dep{ordinaryStream},
 	},
 	{
@@ -320,11 +304,67 @@ var (
 	}}
 )
 
+// endsOnce judges how the check's ordinary stream ended (4.3/ends-once).
+// A stream the runner cut, its connection closed before done or error
+// came, ends with neither: §4.5's disconnect, the one ending that
+// satisfies §4.3 with neither, is a connection that is gone, not a live
+// one the runner closes. The cut is confirmed on a second stream (one
+// more agent start) before it fails. A stream the checker's own deadline
+// cut short stays undecided.
+func endsOnce(t *T) {
+	ex := ordinaryStream.Of(t).ex
+	if cutUnended(ex) {
+		spend(t, 1)
+		again := admittedRun(t, t.Ctx, lifeRequest(t, protocol.Stream, "", "a valid stream again: does the runner close it again with neither done nor error?"))
+		t.Cite(again)
+		if cutUnended(again) {
+			t.Fail(again, "the runner closed the stream's connection %s after it was sent, after %d events, without done or error, and did so again on a second stream (%s, %d events; %v); §4.3 ends every stream with exactly one, and a runner that stops runs at a time limit ends the stream with an error event carrying run_timeout (§4.5)",
+				ms(ex.Elapsed), len(ex.SSE.Events), ms(again.Elapsed), len(again.SSE.Events), again.Err)
+			return
+		}
+		t.Note("the first stream's connection was closed after %s with neither done nor error; a second was answered %s, which is judged", ms(ex.Elapsed), again.Brief())
+		ex = again
+	}
+	streamJudged(judgeEnds)(t, ex)
+}
+
+// judgeEnds judges the ending events of a stream read to its end.
+func judgeEnds(t *T, ex *wire.Exchange, s wire.SSEStream) {
+	var ends []string
+	last := -1
+	for i, ev := range s.Events {
+		if ev.Name == "done" || ev.Name == "error" {
+			ends = append(ends, fmt.Sprintf("%s (event %d)", ev.Name, i+1))
+			last = i
+		}
+	}
+	switch {
+	case len(ends) == 0:
+		t.Fail(ex, "the stream ended after %d events without done or error; §4.3 ends every stream with exactly one", len(s.Events))
+	case len(ends) > 1:
+		t.Fail(ex, "the stream carried %d ending events, %s; §4.3 allows exactly one", len(ends), strings.Join(ends, ", "))
+	case last != len(s.Events)-1:
+		t.Fail(ex, "%s is followed by %d more event(s); §4.3 makes the ending event the last", ends[0], len(s.Events)-1-last)
+	}
+}
+
+// cutUnended reports whether ex is a stream answered 200 whose connection
+// the runner closed (cutByRunner) before any done or error came.
+func cutUnended(ex *wire.Exchange) bool {
+	return ex.Status == http.StatusOK && ex.SSE != nil && cutByRunner(ex) &&
+		firstEvent(*ex.SSE, "done") == nil && firstEvent(*ex.SSE, "error") == nil
+}
+
 // streamProbe hands the events of the check's ordinary stream to judge;
 // where there are none to judge it skips the rule.
 func streamProbe(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T) {
-	return func(t *T) {
-		ex := ordinaryStream.Of(t).ex
+	return func(t *T) { streamJudged(judge)(t, ordinaryStream.Of(t).ex) }
+}
+
+// streamJudged hands the events of the stream ex to judge; where there
+// are none to judge it skips the rule.
+func streamJudged(judge func(t *T, ex *wire.Exchange, s wire.SSEStream)) func(*T, *wire.Exchange) {
+	return func(t *T, ex *wire.Exchange) {
 		if ex.Status != http.StatusOK {
 			t.SkipFor(ex, "the stream was answered %s, not 200, so there are no events to judge; 4.3/media-type judges the answer", ex.Brief())
 			return

@@ -303,12 +303,12 @@ var section4_5 = []*Rule{
 				spend(t, 1)
 				again := t.Stream(lifeRequest(t, protocol.Stream, "", "a valid stream again, each event's arrival timed: are the first one's held-back events confirmed?"), wire.StreamLimits{})
 				if held2, _ := heldBack(t, again); held2 != "" {
-					t.Fail(again, "%s (seen on two streams; the first: %s); §4.3 writes each event as soon as it is complete", held2, held)
+					t.Fail(again, "%s (seen on two streams; the first: %s)%s; §4.3 writes each event as soon as it is complete", held2, held, codedWords(ex, again))
 					return
 				}
 				t.NotApplicable("the first stream showed held-back events (%s), the second did not: not confirmed", held)
 			case looks != "":
-				t.Warn(ex, "%s; §4.3 writes each event as soon as it is complete (inferred: nothing the runner sent shows when its events were complete)", looks)
+				t.Warn(ex, "%s%s; §4.3 writes each event as soon as it is complete (inferred: nothing the runner sent shows when its events were complete)", looks, codedWords(ex))
 			}
 		},
 		Requires: []Dep{ordinaryStream},
@@ -590,6 +590,21 @@ func heldBack(t *T, ex *wire.Exchange) (held, looks string) {
 		return "", fmt.Sprintf("start arrived %s after the request, and every later event (%d) within %s of the end, %s later", ms(first.At), len(evs)-1, ms(total-evs[1].At), ms(total-first.At))
 	}
 	return "", ""
+}
+
+// codedWords says, where the streams were answered gzip-coded, why that
+// matters: the checker asks Accept-Encoding: gzip as a browser does
+// (wire.Client.Stream), and a compressor that is not flushed after each
+// event holds them all, where a client offering no coding (curl, say)
+// sees them written as they happen.
+func codedWords(exs ...*wire.Exchange) string {
+	for _, ex := range exs {
+		if ex.Coding != "" {
+			return fmt.Sprintf(". The answer was %s-coded (Content-Encoding: %s), for the Accept-Encoding: gzip the checker sends as every browser does: a compressor not flushed after each event holds them all, while a client offering no coding may see them as they happen",
+				ex.Coding, ex.Header.Get("Content-Encoding"))
+		}
+	}
+	return ""
 }
 
 // minTimedRun is the shortest stream whose arrival times can show events

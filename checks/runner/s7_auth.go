@@ -61,6 +61,7 @@ var section7 = []*Rule{
 		Title: "a runner requiring no authentication answers as usual when sent an Authorization header",
 		Needs: []Need{NeedNoAuth},
 		Probe: func(t *T) {
+			requiresNone(t)
 			for _, verb := range []string{"describe", "status"} {
 				r := wire.Get(verb)
 				r.Header = http.Header{"Authorization": {"Bearer stray-" + randomHex()}}
@@ -78,6 +79,29 @@ var section7 = []*Rule{
 			}
 		},
 	},
+}
+
+// requiresNone skips a rule for a runner requiring no authentication as
+// not applicable where this one requires some: where a document, or a run
+// or stream with a body nobody could run, sent without Authorization as
+// every request of a check without --header is, was refused 401
+// unauthorized. §7 leaves the verbs a runner guards to it, and a runner
+// guarding only run and stream answers the documents to anyone; without
+// this, the rule would pass on the premise that it requires nothing.
+func requiresNone(t *T) {
+	for _, verb := range []string{"describe", "status"} {
+		if ex := docOf(t, verb).Ex; refusedUnauthenticated(ex) {
+			t.Cite(ex)
+			t.NotApplicable("GET %s without Authorization was answered 401 unauthorized: this runner requires inbound authentication (§7), and the rule is for one requiring none", verb)
+		}
+	}
+	for _, verb := range []string{"run", "stream"} {
+		r := wire.PostJSON(verb, malformedRunBody)
+		r.Note = "no Authorization, a body nobody could run: does the runner require authentication here?"
+		if ex := t.Do(r); refusedUnauthenticated(ex) {
+			t.NotApplicable("POST %s without Authorization was answered 401 unauthorized: this runner requires inbound authentication there (§7), so the rule, for a runner requiring none, does not apply; the rules it hides need --header", verb)
+		}
+	}
 }
 
 // malformedRunBody is refused by every runner that reads it: inputs is not

@@ -147,3 +147,69 @@ func TestNotDetermined(t *testing.T) {
 		}
 	}
 }
+
+// guardPosts is a front requiring "Authorization: Bearer token" on run
+// and stream only, as a runner reading §7 as guarding the verbs that run
+// the agent does; describe and status answer anyone.
+func guardPosts(token string) func(w http.ResponseWriter, r *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPost || r.Header.Get("Authorization") == "Bearer "+token {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"code":"unauthorized","message":"This runner requires its own Authorization.","detail":null}}`))
+		return true
+	}
+}
+
+// TestAuthOnRunAndStreamIsNotConformantWithoutHeader: a runner guarding
+// only run and stream, checked without --header, answers every run and
+// stream probe 401. The rules those probes decide by default are
+// undecided, not "needs an option": the verdict is not determined, exit
+// 2, and says to pass --header, as for a runner guarding every verb; and
+// 7/stray-authorization does not pass on the premise that it requires
+// nothing. Checked with the right --header it is conformant, and the
+// reference runner, which requires nothing, is judged as ever (the proof).
+func TestAuthOnRunAndStreamIsNotConformantWithoutHeader(t *testing.T) {
+	const token = "posts-only-token-7d2e"
+	rn, err := fixtures.New(fixtures.Config{})
+	assert.NilError(t, err)
+	front := guardPosts(token)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !front(w, r) {
+			rn.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		name    string
+		headers http.Header
+	}{{"without --header", nil}, {"with the right --header", http.Header{"Authorization": {"Bearer " + token}}}} {
+		o := runner.Options{Target: srv.URL, Timeout: 5 * time.Second, Headers: c.headers}
+		env, results, err := runner.Check(context.Background(), o)
+		assert.NilError(t, err)
+		rep := report.Assemble(env, results, o, nil, report.Run{})
+		code, msg := rep.Exit(report.Strictness{})
+		t.Logf("%s: %s  %s", c.name, rep.Verdict.Text, rep.Counts())
+		byID := map[string]runner.Result{}
+		for _, r := range results {
+			byID[r.Rule.ID] = r
+			assert.Check(t, r.Outcome != runner.Fail && r.Outcome != runner.Error, "%s: %s", c.name, describe(r))
+		}
+		if c.headers != nil {
+			assert.Check(t, code == report.ExitOK && rep.Verdict.Conformant, "%s: exit %d (%s)", c.name, code, msg)
+			assert.Check(t, byID["7/unauthorized"].Outcome == runner.Pass, describe(byID["7/unauthorized"]))
+			continue
+		}
+		assert.Check(t, code == report.ExitCannotCheck && !rep.Verdict.Conformant, "exit %d (%s), want 2", code, msg)
+		assert.Check(t, strings.Contains(rep.Verdict.Text, "401 unauthorized") && strings.Contains(rep.Verdict.Text, "pass --header"), rep.Verdict.Text)
+		for _, id := range []string{"4.2/missing-required", "4.2/malformed-body", "2.3/media-type-run", "2.3/media-type-stream"} {
+			r := byID[id]
+			assert.Check(t, r.Outcome == runner.Skip && r.Kind == runner.Undecided && strings.Contains(r.Reason, "--header"), "%s: want undecided, naming --header: %s", id, describe(r))
+		}
+		stray := byID["7/stray-authorization"]
+		assert.Check(t, stray.Outcome == runner.Skip && stray.Kind == runner.NotApplicable && strings.Contains(stray.Reason, "401 unauthorized"),
+			"7/stray-authorization on a runner requiring authentication: %s", describe(stray))
+	}
+}

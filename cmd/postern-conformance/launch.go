@@ -17,6 +17,9 @@ func launchRunner(ctx context.Context, cmd *cli.Command) (*launch.Runner, error)
 		return nil, exitError{exitCannotRun, err.Error()}
 	}
 	r, err := launch.Start(ctx, cmd.String("launch"), wait, os.Stderr)
+	if err == nil {
+		err = r.Listening(ctx, launch.ListenWait(wait))
+	}
 	if err != nil {
 		return nil, exitError{exitCannotRun, "--launch: " + err.Error()}
 	}
