@@ -18,8 +18,18 @@ build:
 ## a package's whole test binary with a goroutine dump, is only the last
 ## resort: set past what a loaded 2-core machine needs. TESTFLAGS adds
 ## go test's own (make test TESTFLAGS=-json lists every test's time).
+##
+## The packages that take longest are named first, so that go test starts
+## them first and the short ones fill in beside them; by default it runs
+## GOMAXPROCS test binaries at once, and the longest (the command's, three
+## minutes on 2 cores) would start last. Most of what the slow packages do
+## is wait out windows and launched processes, so twice as many binaries
+## as cores run at once (TESTP); inside each, fixtures/pace bounds what
+## runs side by side by the cores it finds.
+SLOWEST   := ./cmd/postern-conformance ./checks/runner ./checks/entitlement ./checks/client
+TESTP     ?= $(shell echo $$(( 2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) )))
 test:
-	$(GO) test -race -count=1 -timeout 20m $(TESTFLAGS) $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m -p $(TESTP) $(TESTFLAGS) $(SLOWEST) $(PKGS)
 
 ## lint: formatting, go vet and staticcheck
 lint: fmt
