@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"encoding/xml"
 	"os"
@@ -9,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/sigrix-io/postern-conformance/checks/client"
-	"github.com/sigrix-io/postern-conformance/report"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -31,15 +28,7 @@ func TestDemoClientIsConformant(t *testing.T) {
 	code, out := run(t, "demo", "client", "--json", "--junit", files["junit"], "--markdown", files["markdown"], "--github-output", files["github-output"], "--github=false")
 	assert.Equal(t, code, 0, out)
 
-	c := jsonschema.NewCompiler()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema()))
-	assert.NilError(t, err)
-	assert.NilError(t, c.AddResource("report.schema.json", doc))
-	sch, err := c.Compile("report.schema.json")
-	assert.NilError(t, err)
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	assert.NilError(t, err)
-	assert.NilError(t, sch.Validate(inst))
+	validates(t, reportSchema(t, ""), out)
 	var rep struct {
 		Target  string
 		Counts  struct{ Fail, Warn, Pass, Skip int }

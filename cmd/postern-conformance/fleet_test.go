@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/sigrix-io/postern-conformance/fixtures"
 	"github.com/sigrix-io/postern-conformance/report"
 	"gotest.tools/v3/assert"
@@ -148,15 +147,7 @@ func TestFleetJSONAndJUnit(t *testing.T) {
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	code, out := run(t, good, bad, "--json", "--junit", junit)
 	assert.Equal(t, code, 1)
-	c := jsonschema.NewCompiler()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema()))
-	assert.NilError(t, err)
-	assert.NilError(t, c.AddResource("report.schema.json", doc))
-	sch, err := c.Compile("report.schema.json" + report.FleetSchemaRef)
-	assert.NilError(t, err)
-	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	assert.NilError(t, err, "stdout is one JSON document, nothing else: %s", out)
-	assert.NilError(t, sch.Validate(inst))
+	validates(t, reportSchema(t, report.FleetSchemaRef), out)
 
 	raw, err := os.ReadFile(junit)
 	assert.NilError(t, err)

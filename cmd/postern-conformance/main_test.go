@@ -107,23 +107,36 @@ func TestSHOULDOnlyWarns(t *testing.T) {
 	assert.Equal(t, code, 1)
 }
 
-func TestJSONReportValidatesAgainstItsSchema(t *testing.T) {
-	code, out := run(t, "demo", "--json", "--fault", "bare-405")
-	assert.Equal(t, code, 1)
+// reportSchema compiles the JSON report's schema, at ref within it (""
+// for one runner's report, report.FleetSchemaRef for a fleet's).
+func reportSchema(t *testing.T, ref string) *jsonschema.Schema {
+	t.Helper()
 	c := jsonschema.NewCompiler()
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(report.Schema()))
 	assert.NilError(t, err)
 	assert.NilError(t, c.AddResource("report.schema.json", doc))
-	sch, err := c.Compile("report.schema.json")
+	sch, err := c.Compile("report.schema.json" + ref)
 	assert.NilError(t, err)
+	return sch
+}
+
+// validates asserts that out is one JSON document, nothing else, and that
+// sch accepts it.
+func validates(t *testing.T, sch *jsonschema.Schema, out string, msgAndArgs ...any) {
+	t.Helper()
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
-	assert.NilError(t, err)
-	assert.NilError(t, sch.Validate(inst))
+	assert.NilError(t, err, "stdout is one JSON document, nothing else: %s", out)
+	assert.NilError(t, sch.Validate(inst), msgAndArgs...)
+}
+
+func TestJSONReportValidatesAgainstItsSchema(t *testing.T) {
+	code, out := run(t, "demo", "--json", "--fault", "bare-405")
+	assert.Equal(t, code, 1)
+	sch := reportSchema(t, "")
+	validates(t, sch, out)
 
 	_, verbose := run(t, "demo", "--json", "--verbose")
-	inst, err = jsonschema.UnmarshalJSON(strings.NewReader(verbose))
-	assert.NilError(t, err)
-	assert.NilError(t, sch.Validate(inst), "with every exchange kept")
+	validates(t, sch, verbose, "with every exchange kept")
 
 	var rep struct {
 		Results []struct{ ID, Outcome string }
