@@ -83,11 +83,11 @@ func TestFaults(t *testing.T) {
 	for _, f := range refdist.Faults() {
 		t.Run(f.Name, func(t *testing.T) {
 			posture := cmp.Or(f.Posture, refdist.PostureDefault)
-			key := fmt.Sprint(posture, f.Hooks, f.RateLimit)
 			cfg := refdist.Config{Posture: posture}
 			if posture != refdist.PostureSigrix {
-				cfg.Stale = time.Second
+				cfg.Stale = cmp.Or(f.Stale, time.Second)
 			}
+			key := fmt.Sprint(posture, f.Hooks, f.RateLimit, cfg.Stale)
 			if base[key] == nil {
 				base[key] = checkWith(t, cfg, f.Hooks, f.RateLimit)
 			}

@@ -273,8 +273,13 @@ func TestAMethodThatNeverAnswersIsGivenUpOnEveryPath(t *testing.T) {
 		}
 	}
 	// Every POST has its own path, so no route is given up twice; the
-	// method is, after the first wave, and the rest are held, not sent.
-	assert.Assert(t, sent <= 6, "%d POSTs were sent and went unanswered", sent)
+	// method is, once three have gone unanswered, and the rest are held,
+	// not sent. No wave goes while one still waits, so at most two waves
+	// go: on a loaded machine the rules' GETs are answered slowly, the
+	// first wave may hold fewer than three POSTs, and a second of up to
+	// DefaultInFlight follows it.
+	assert.Assert(t, sent <= 2+engine.DefaultInFlight, "%d POSTs were sent and went unanswered", sent)
+	assert.Assert(t, sent < len(rules), "every POST was sent: none was held once the method had gone unanswered")
 	assert.Assert(t, took < 5*time.Second, "took %s", took)
 }
 
