@@ -190,6 +190,22 @@ var section5_7 = []*Rule{
 				t.Fail(e.ex, "the distributor answered again from %s, within the grace that ended at %s (this step declared %d s of it, so that a runner spacing its attempts shows one), yet in %s of asking, status %d times and run %d, the runner sent it %d checks and status still reports %q; §5.7.1 asks a runner to keep attempting through grace",
 					scripted.Stamp(back), scripted.Stamp(graceEnds(c)), c.Sent.GraceSeconds, t.Env.Clock.Now().Sub(back).Round(100*time.Millisecond), statuses, runs,
 					t.Env.Dist.Count(s.token)-n, e.state)
+				return
+			}
+			// Active, but by an attempt made within grace? On a loaded
+			// machine the last status asked before grace ended may be
+			// answered after it, by a runner that attempted only then: the
+			// distributor's log says when its first check since came.
+			var first *scripted.Request
+			for _, r := range s.checks() {
+				if r.N > n {
+					first = &r
+					break
+				}
+			}
+			if first != nil && !first.At.Before(graceEnds(c)) {
+				t.Fail(e.ex, "the distributor answered again from %s, within the grace that ended at %s (this step declared %d s of it), yet the runner's first check since came at %s, once grace was over; §5.7.1 asks a runner to keep attempting through grace",
+					scripted.Stamp(back), scripted.Stamp(graceEnds(c)), c.Sent.GraceSeconds, scripted.Stamp(first.At))
 			}
 		},
 	},
