@@ -14,7 +14,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/postern-conformance
 
 ## test: the whole suite under the race detector (what CI runs). Each slow
-## case has a deadline of its own (fixtures/pace), so -timeout, which ends
+## case has a deadline of its own (checks/posterntest/pace), so -timeout, which ends
 ## a package's whole test binary with a goroutine dump, is only the last
 ## resort: set past what a loaded 2-core machine needs. TESTFLAGS adds
 ## go test's own (make test TESTFLAGS=-json lists every test's time).
@@ -24,7 +24,7 @@ build:
 ## GOMAXPROCS test binaries at once, and the longest (the command's, three
 ## minutes on 2 cores) would start last. Most of what the slow packages do
 ## is wait out windows and launched processes, so twice as many binaries
-## as cores run at once (TESTP); inside each, fixtures/pace bounds what
+## as cores run at once (TESTP); inside each, checks/posterntest/pace bounds what
 ## runs side by side by the cores it finds.
 SLOWEST   := ./cmd/postern-conformance ./checks/runner ./checks/entitlement ./checks/client
 TESTP     ?= $(shell echo $$(( 2 * $$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2) )))

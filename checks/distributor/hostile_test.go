@@ -13,8 +13,8 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/distributor"
 	"github.com/sigrix-io/postern-conformance/checks/engine"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	refdist "github.com/sigrix-io/postern-conformance/fixtures/distributor"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/wire/protocol"
 )
 

@@ -23,8 +23,8 @@ import (
 
 	"github.com/sigrix-io/postern-conformance/checks/engine"
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	"github.com/sigrix-io/postern-conformance/fixtures"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/wire/clock"
 	"gotest.tools/v3/assert"
 )

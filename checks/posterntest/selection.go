@@ -3,12 +3,12 @@ package posterntest
 import (
 	"flag"
 
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 )
 
 // goTestSelects reports whether go test's -run and -skip flags let the
 // test named name (its slash-separated full name) run, as the testing
-// package decides it (pace.GoTestSelects, which fixtures/pace's Cases
+// package decides it (pace.GoTestSelects, which checks/posterntest/pace's Cases
 // asks too). Run asks it before checking anything, so that `go test -run
 // 'TestRunner/4.2/run-id-unique'` probes the runner for that rule alone,
 // rather than for every rule with only one of them shown (with Execute,

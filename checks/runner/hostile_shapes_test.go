@@ -28,9 +28,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/report"
 )
 
@@ -39,7 +39,7 @@ const hostileTimeout = time.Second
 
 // hostileBound is how long a check of a hostile runner may take before the
 // test calls it a hang: the goal of 2 × --timeout + 5 s, plus that much
-// again as work scaled for -race and a busy machine (fixtures/pace): three
+// again as work scaled for -race and a busy machine (checks/posterntest/pace): three
 // times the goal was not enough for large-bodies under -race at a load
 // average of 35, which ended in 25 s.
 var hostileBound = runner.DefaultDeadline(hostileTimeout, false) + pace.Budget{Work: runner.DefaultDeadline(hostileTimeout, false)}.Deadline()

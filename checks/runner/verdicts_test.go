@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/report"
 	"gotest.tools/v3/assert"
 )

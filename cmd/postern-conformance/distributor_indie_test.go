@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 )
 
 // indieCase is one configuration of testdata/pydistributor.py, a distributor

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	refdist "github.com/sigrix-io/postern-conformance/fixtures/distributor"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )

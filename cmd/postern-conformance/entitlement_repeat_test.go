@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	"gotest.tools/v3/assert"
 )
 

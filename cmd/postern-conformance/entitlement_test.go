@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )

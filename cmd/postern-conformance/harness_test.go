@@ -4,7 +4,7 @@ package main
 // command read from its JSON report, told apart into a verdict to judge
 // and a run that cannot be judged (a launch that failed, a deadline that
 // passed), which is a test error naming its cause, never a verdict.
-// Scheduling and deadlines are fixtures/pace's.
+// Scheduling and deadlines are checks/posterntest/pace's.
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/sigrix-io/postern-conformance/checks/entitlement"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 )
 
 // reported is one run of the command, read from its JSON report.

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	"github.com/sigrix-io/postern-conformance/checks/runner"
 	"github.com/sigrix-io/postern-conformance/fixtures"
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
 	"github.com/sigrix-io/postern-conformance/report"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -27,7 +27,7 @@ import (
 // TestMain lets the test binary stand in for the command, so --launch can
 // start it as a runner under test. The package's parallel tests mostly
 // wait on the processes they launch and take their cases through
-// fixtures/pace, which holds them to what the machine carries: they start
+// checks/posterntest/pace, which holds them to what the machine carries: they start
 // together (pace.RaiseParallel), not two at a time.
 func TestMain(m *testing.M) {
 	if os.Getenv("POSTERN_CONFORMANCE_AS_COMMAND") == "1" {

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 	"gotest.tools/v3/assert"
 )
 

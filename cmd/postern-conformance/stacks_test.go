@@ -30,7 +30,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sigrix-io/postern-conformance/fixtures/pace"
+	"github.com/sigrix-io/postern-conformance/checks/posterntest/pace"
 )
 
 const (
