@@ -269,6 +269,12 @@ func (r *Runner) Stop() {
 		}
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-r.exited
+		// A SIGKILL is delivered at once but a process takes a moment to
+		// die, longer on a loaded machine: the rest of the group is
+		// waited for, within bounds, so that Stop returns once it is gone.
+		for killed := time.Now().Add(exitGrace); groupAlive(pgid) && time.Now().Before(killed); {
+			time.Sleep(5 * time.Millisecond)
+		}
 		// With the group gone, its stderr ends at once, unless a process
 		// that left the group still holds it.
 		select {
